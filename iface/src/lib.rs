@@ -1,0 +1,456 @@
+//! Port-level interface of the SBRP persist buffer unit (`docs/microarch.md`).
+//!
+//! Both implementations (the RTL in `hdl`, wrapped by `cosim` or by rust-hdl's
+//! simulator, and the reference model in `sim_fast`) implement [`PbUnit`]
+//! with these structs, so every test and the lockstep comparator can run
+//! either of them. This crate depends on nothing of the project.
+
+use std::fmt;
+
+/// Request opcodes on `req_op` (3 bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Op {
+    /// PM store of warp `req_warp` into L1 line `req_line`.
+    Store = 0,
+    OFence = 1,
+    DFence = 2,
+    AcqBlock = 3,
+    RelBlock = 4,
+    AcqDevice = 5,
+    RelDevice = 6,
+    /// Eviction (replacement) of L1 line `req_line`, caused by warp `req_warp`.
+    Evict = 7,
+}
+
+impl Op {
+    pub const ALL: [Op; 8] = [
+        Op::Store,
+        Op::OFence,
+        Op::DFence,
+        Op::AcqBlock,
+        Op::RelBlock,
+        Op::AcqDevice,
+        Op::RelDevice,
+        Op::Evict,
+    ];
+    pub fn from_bits(v: u8) -> Op {
+        Op::ALL[(v & 7) as usize]
+    }
+    /// True for the six ordering operations, which take a PB entry of their own type.
+    pub fn is_ordering(self) -> bool {
+        !matches!(self, Op::Store | Op::Evict)
+    }
+    /// Ordering operations that put the issuing warp in ODM.
+    pub fn stalls_in_odm(self) -> bool {
+        matches!(self, Op::DFence | Op::AcqDevice | Op::RelDevice)
+    }
+}
+
+/// PB entry types (3-bit `type` field). An ordering op `o` gets type `o + 1`.
+pub mod entry_type {
+    pub const HOLE: u8 = 0;
+    pub const PERSIST: u8 = 1;
+    pub const OFENCE: u8 = 2;
+    pub const DFENCE: u8 = 3;
+    pub const ACQ_BLOCK: u8 = 4;
+    pub const REL_BLOCK: u8 = 5;
+    pub const ACQ_DEVICE: u8 = 6;
+    pub const REL_DEVICE: u8 = 7;
+    pub fn is_ordering(t: u8) -> bool {
+        t >= OFENCE
+    }
+}
+
+/// When a persist at the head of the PB may start its flush (open point 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum FlushPolicy {
+    /// Flush while ACTR < window.
+    Window = 0,
+    /// Flush as soon as ordering allows (window = ACTR's maximum).
+    Eager = 1,
+    /// Flush only when forced.
+    Lazy = 2,
+}
+
+impl FlushPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlushPolicy::Window => "window",
+            FlushPolicy::Eager => "eager",
+            FlushPolicy::Lazy => "lazy",
+        }
+    }
+    pub fn parse(s: &str) -> Result<FlushPolicy, ParamError> {
+        match s {
+            "window" => Ok(FlushPolicy::Window),
+            "eager" => Ok(FlushPolicy::Eager),
+            "lazy" => Ok(FlushPolicy::Lazy),
+            _ => Err(ParamError {
+                param: "policy",
+                value: s.to_string(),
+                allowed: "one of window, eager, lazy".into(),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for FlushPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Allowed warp counts: each is one monomorphization of the RTL generator.
+pub const WARP_CHOICES: [u32; 5] = [4, 8, 16, 32, 64];
+pub const ENTRIES_MIN: u32 = 16;
+pub const ENTRIES_MAX: u32 = 512;
+pub const LINES_MAX: u32 = 1024;
+pub const ACTR_BITS_CHOICES: [u32; 2] = [4, 8];
+
+/// Parameters of one persist buffer unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PbParams {
+    /// PB entries (power of two, 16..=512).
+    pub entries: u32,
+    /// Resident warps per SM (one of [`WARP_CHOICES`]).
+    pub warps: u32,
+    /// L1 lines (power of two, entries..=1024).
+    pub lines: u32,
+    /// ACTR width in bits (one of [`ACTR_BITS_CHOICES`]).
+    pub actr_bits: u32,
+    /// Flush window: outstanding flushes allowed under the window policy (1..=2^actr_bits-1).
+    pub window: u32,
+    pub policy: FlushPolicy,
+}
+
+impl Default for PbParams {
+    fn default() -> Self {
+        PbParams {
+            entries: 256,
+            warps: 32,
+            lines: 512,
+            actr_bits: 8,
+            window: 6,
+            policy: FlushPolicy::Window,
+        }
+    }
+}
+
+/// A parameter outside its allowed range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamError {
+    pub param: &'static str,
+    pub value: String,
+    pub allowed: String,
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid --{} {}: allowed {}",
+            self.param, self.value, self.allowed
+        )
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+fn log2(v: u32) -> u32 {
+    31 - v.leading_zeros()
+}
+
+impl PbParams {
+    /// Checks every parameter; the error names the first one out of range.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let e = |param, value: u32, allowed: String| ParamError {
+            param,
+            value: value.to_string(),
+            allowed,
+        };
+        if !self.entries.is_power_of_two()
+            || self.entries < ENTRIES_MIN
+            || self.entries > ENTRIES_MAX
+        {
+            return Err(e(
+                "entries",
+                self.entries,
+                format!("a power of two from {ENTRIES_MIN} to {ENTRIES_MAX}"),
+            ));
+        }
+        if !WARP_CHOICES.contains(&self.warps) {
+            return Err(e(
+                "warps",
+                self.warps,
+                format!("one of {WARP_CHOICES:?} (at most 64)"),
+            ));
+        }
+        if !self.lines.is_power_of_two() || self.lines < self.entries || self.lines > LINES_MAX {
+            return Err(e(
+                "lines",
+                self.lines,
+                format!(
+                    "a power of two from --entries ({}) to {LINES_MAX}",
+                    self.entries
+                ),
+            ));
+        }
+        if !ACTR_BITS_CHOICES.contains(&self.actr_bits) {
+            return Err(e(
+                "actr-bits",
+                self.actr_bits,
+                format!("one of {ACTR_BITS_CHOICES:?}"),
+            ));
+        }
+        if self.window == 0 || self.window > self.actr_max() {
+            return Err(e(
+                "window",
+                self.window,
+                format!("1 to {} (ACTR's maximum)", self.actr_max()),
+            ));
+        }
+        Ok(())
+    }
+    /// Bits of a PB index.
+    pub fn idx_bits(&self) -> u32 {
+        log2(self.entries)
+    }
+    /// Bits of an L1 line index.
+    pub fn line_bits(&self) -> u32 {
+        log2(self.lines)
+    }
+    /// Bits of a warp id used inside the unit.
+    pub fn warp_bits(&self) -> u32 {
+        log2(self.warps)
+    }
+    pub fn actr_max(&self) -> u32 {
+        (1u32 << self.actr_bits) - 1
+    }
+    pub fn warp_mask(&self) -> u64 {
+        if self.warps == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.warps) - 1
+        }
+    }
+    /// Short tag used for file and cache names.
+    pub fn tag(&self) -> String {
+        format!(
+            "e{}_w{}_l{}_a{}_k{}_{}",
+            self.entries, self.warps, self.lines, self.actr_bits, self.window, self.policy
+        )
+    }
+}
+
+/// One row of the storage table (`docs/microarch.md` §8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StorageRow {
+    pub item: &'static str,
+    pub bits_each: u32,
+    pub count: u32,
+    /// Bits the paper's §6 estimate gives this item (None: not counted there).
+    pub paper_bits: Option<u32>,
+}
+
+impl StorageRow {
+    pub fn total(&self) -> u32 {
+        self.bits_each * self.count
+    }
+}
+
+/// Storage bits of the unit per field, beside the paper's estimate (44-bit
+/// entries: 3 type + 32 warp mask + 9 line; 1 PM bit + 8 PB-index bits per L1
+/// line; 96 mask bits; an 8-bit ACTR).
+pub fn storage_table(p: &PbParams) -> Vec<StorageRow> {
+    let (n, w, l) = (p.entries, p.warps, p.lines);
+    let (iw, lw) = (p.idx_bits(), p.line_bits());
+    vec![
+        StorageRow { item: "PB entry: type", bits_each: 3, count: n, paper_bits: Some(3 * n) },
+        StorageRow { item: "PB entry: warp bitmask", bits_each: w, count: n, paper_bits: Some(32 * n) },
+        StorageRow { item: "PB entry: L1 line index", bits_each: lw, count: n, paper_bits: Some(9 * n) },
+        StorageRow { item: "PB entry: ordering snapshot", bits_each: 1 + iw, count: n, paper_bits: None },
+        StorageRow { item: "L1 hook: PB index per line", bits_each: iw, count: l, paper_bits: Some(8 * l) },
+        StorageRow { item: "L1 hook: PM bit per line (in L1 tags)", bits_each: 0, count: l, paper_bits: Some(l) },
+        StorageRow { item: "warp_last_ord (coalescing check)", bits_each: iw, count: w, paper_bits: None },
+        StorageRow { item: "ODM, EDM, FSM", bits_each: w, count: 3, paper_bits: Some(96) },
+        StorageRow { item: "ACTR", bits_each: p.actr_bits, count: 1, paper_bits: Some(8) },
+        StorageRow { item: "head, tail, full, drain, lo", bits_each: 4 * iw + 3, count: 1, paper_bits: None },
+    ]
+}
+
+/// Total storage bits of the unit, and the paper's estimate for the same sizes.
+pub fn storage_totals(p: &PbParams) -> (u32, u32) {
+    let t = storage_table(p);
+    (
+        t.iter().map(StorageRow::total).sum(),
+        t.iter().filter_map(|r| r.paper_bits).sum(),
+    )
+}
+
+/// Inputs of the unit for one cycle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PbIn {
+    /// Synchronous reset.
+    pub rst: bool,
+    pub req_valid: bool,
+    pub req_op: u8,
+    pub req_warp: u8,
+    pub req_line: u32,
+    /// One persistence acknowledgement (a flushed line reached the persistence domain).
+    pub ack: bool,
+    /// Kernel end: drain everything.
+    pub drain_all: bool,
+}
+
+impl PbIn {
+    pub fn req(op: Op, warp: u8, line: u32) -> PbIn {
+        PbIn {
+            req_valid: true,
+            req_op: op as u8,
+            req_warp: warp,
+            req_line: line,
+            ..PbIn::default()
+        }
+    }
+    pub fn idle() -> PbIn {
+        PbIn::default()
+    }
+    pub fn reset() -> PbIn {
+        PbIn {
+            rst: true,
+            ..PbIn::default()
+        }
+    }
+    pub fn with_ack(mut self, ack: bool) -> PbIn {
+        self.ack = ack;
+        self
+    }
+}
+
+/// Outputs of the unit during one cycle: decisions taken this cycle (from the
+/// state at the start of the cycle and this cycle's inputs) and the registered
+/// state at the start of the cycle (the `obs` fields and `stall`, `idle`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PbOut {
+    /// The request was performed this cycle.
+    pub req_ready: bool,
+    /// The request was refused and its warp now waits in EDM.
+    pub req_wait: bool,
+    pub flush_valid: bool,
+    pub flush_line: u32,
+    pub flush_warps: u64,
+    /// The flush is an eviction from the middle of the PB, not a head drain.
+    pub flush_evict: bool,
+    /// Invalidate the clean PM lines of the L1.
+    pub inv_pm: bool,
+    /// Warps that must not issue: ODM | EDM.
+    pub stall: u64,
+    /// PB empty and ACTR zero.
+    pub idle: bool,
+    pub obs_odm: u64,
+    pub obs_edm: u64,
+    pub obs_fsm: u64,
+    pub obs_actr: u32,
+    pub obs_head: u32,
+    pub obs_tail: u32,
+    pub obs_full: bool,
+    pub obs_drain: bool,
+}
+
+impl PbOut {
+    /// PB occupancy.
+    pub fn count(&self, p: &PbParams) -> u32 {
+        if self.obs_full {
+            p.entries
+        } else {
+            self.obs_tail.wrapping_sub(self.obs_head) & (p.entries - 1)
+        }
+    }
+    /// Every field with its name, in a fixed order (for comparison and traces).
+    pub fn fields(&self) -> [(&'static str, u64); 17] {
+        [
+            ("req_ready", self.req_ready as u64),
+            ("req_wait", self.req_wait as u64),
+            ("flush_valid", self.flush_valid as u64),
+            ("flush_line", self.flush_line as u64),
+            ("flush_warps", self.flush_warps),
+            ("flush_evict", self.flush_evict as u64),
+            ("inv_pm", self.inv_pm as u64),
+            ("stall", self.stall),
+            ("idle", self.idle as u64),
+            ("obs_odm", self.obs_odm),
+            ("obs_edm", self.obs_edm),
+            ("obs_fsm", self.obs_fsm),
+            ("obs_actr", self.obs_actr as u64),
+            ("obs_head", self.obs_head as u64),
+            ("obs_tail", self.obs_tail as u64),
+            ("obs_full", self.obs_full as u64),
+            ("obs_drain", self.obs_drain as u64),
+        ]
+    }
+}
+
+/// One implementation of the persist buffer unit, stepped one clock cycle at a time.
+pub trait PbUnit {
+    fn params(&self) -> &PbParams;
+    /// Applies `inp` for one cycle: returns this cycle's outputs, then takes the clock edge.
+    fn step(&mut self, inp: &PbIn) -> PbOut;
+    /// A short name for reports ("model", "rtl-verilator", ...).
+    fn name(&self) -> &str;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_params_are_valid() {
+        PbParams::default().validate().unwrap();
+    }
+
+    #[test]
+    fn impossible_params_name_the_parameter() {
+        let bad = |f: fn(&mut PbParams)| {
+            let mut p = PbParams::default();
+            f(&mut p);
+            p.validate().unwrap_err().param
+        };
+        assert_eq!(bad(|p| p.entries = 100), "entries");
+        assert_eq!(bad(|p| p.entries = 8), "entries");
+        assert_eq!(bad(|p| p.entries = 1024), "entries");
+        assert_eq!(bad(|p| p.warps = 65), "warps");
+        assert_eq!(bad(|p| p.warps = 128), "warps");
+        assert_eq!(bad(|p| p.lines = 128), "lines");
+        assert_eq!(bad(|p| p.window = 0), "window");
+        assert_eq!(bad(|p| p.window = 256), "window");
+        assert_eq!(bad(|p| p.actr_bits = 7), "actr-bits");
+    }
+
+    #[test]
+    fn storage_matches_spec_table() {
+        // docs/microarch.md §8: 18059 bits for the default parameters, paper 15976.
+        assert_eq!(storage_totals(&PbParams::default()), (18059, 15976));
+    }
+
+    #[test]
+    fn occupancy_wraps() {
+        let p = PbParams {
+            entries: 16,
+            lines: 16,
+            ..PbParams::default()
+        };
+        let o = PbOut {
+            obs_head: 14,
+            obs_tail: 2,
+            ..PbOut::default()
+        };
+        assert_eq!(o.count(&p), 4);
+        let f = PbOut {
+            obs_full: true,
+            ..o
+        };
+        assert_eq!(f.count(&p), 16);
+    }
+}
