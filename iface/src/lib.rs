@@ -267,16 +267,66 @@ pub fn storage_table(p: &PbParams) -> Vec<StorageRow> {
     let (n, w, l) = (p.entries, p.warps, p.lines);
     let (iw, lw) = (p.idx_bits(), p.line_bits());
     vec![
-        StorageRow { item: "PB entry: type", bits_each: 3, count: n, paper_bits: Some(3 * n) },
-        StorageRow { item: "PB entry: warp bitmask", bits_each: w, count: n, paper_bits: Some(32 * n) },
-        StorageRow { item: "PB entry: L1 line index", bits_each: lw, count: n, paper_bits: Some(9 * n) },
-        StorageRow { item: "PB entry: ordering snapshot", bits_each: 1 + iw, count: n, paper_bits: None },
-        StorageRow { item: "L1 hook: PB index per line", bits_each: iw, count: l, paper_bits: Some(8 * l) },
-        StorageRow { item: "L1 hook: PM bit per line (in L1 tags)", bits_each: 0, count: l, paper_bits: Some(l) },
-        StorageRow { item: "warp_last_ord (coalescing check)", bits_each: iw, count: w, paper_bits: None },
-        StorageRow { item: "ODM, EDM, FSM", bits_each: w, count: 3, paper_bits: Some(96) },
-        StorageRow { item: "ACTR", bits_each: p.actr_bits, count: 1, paper_bits: Some(8) },
-        StorageRow { item: "head, tail, full, drain, lo", bits_each: 4 * iw + 3, count: 1, paper_bits: None },
+        StorageRow {
+            item: "PB entry: type",
+            bits_each: 3,
+            count: n,
+            paper_bits: Some(3 * n),
+        },
+        StorageRow {
+            item: "PB entry: warp bitmask",
+            bits_each: w,
+            count: n,
+            paper_bits: Some(32 * n),
+        },
+        StorageRow {
+            item: "PB entry: L1 line index",
+            bits_each: lw,
+            count: n,
+            paper_bits: Some(9 * n),
+        },
+        StorageRow {
+            item: "PB entry: ordering snapshot",
+            bits_each: 1 + iw,
+            count: n,
+            paper_bits: None,
+        },
+        StorageRow {
+            item: "L1 hook: PB index per line",
+            bits_each: iw,
+            count: l,
+            paper_bits: Some(8 * l),
+        },
+        StorageRow {
+            item: "L1 hook: PM bit per line (in L1 tags)",
+            bits_each: 0,
+            count: l,
+            paper_bits: Some(l),
+        },
+        StorageRow {
+            item: "warp_last_ord (coalescing check)",
+            bits_each: iw,
+            count: w,
+            paper_bits: None,
+        },
+        StorageRow {
+            item: "ODM, EDM, FSM",
+            bits_each: w,
+            count: 3,
+            paper_bits: Some(96),
+        },
+        StorageRow {
+            item: "ACTR",
+            bits_each: p.actr_bits,
+            count: 1,
+            paper_bits: Some(8),
+        },
+        StorageRow {
+            item: "head, tail, full, drain, lo",
+            bits_each: 4 * iw + 3,
+            count: 1,
+            paper_bits: None,
+        },
     ]
 }
 

@@ -318,11 +318,7 @@ impl PbUnit for PbModel {
             }
         }
 
-        let head_final = if evict_flush {
-            HeadAct::None
-        } else {
-            head_act
-        };
+        let head_final = if evict_flush { HeadAct::None } else { head_act };
         let pop = head_final != HeadAct::None;
 
         // head action effects

@@ -174,7 +174,10 @@ fn litmus6_block_release_acquire() {
         assert_eq!((o.flush_valid, o.flush_line), (true, 2), "{which:?}");
         assert!(b.stalled_cycles(0).is_empty() && b.stalled_cycles(1).is_empty());
         let dur = b.durable_cycles();
-        assert!(dur[1].is_none() && dur[0] == Some(6), "pY not durable before pX");
+        assert!(
+            dur[1].is_none() && dur[0] == Some(6),
+            "pY not durable before pX"
+        );
 
         // Variant: after the acquire, W1 stores to a line whose entry is older
         // than the release: it must not coalesce.
@@ -220,7 +223,7 @@ fn litmus10_eviction_behind_ordering_entry() {
         b.store(0, 1); // 9: pX, entry 6
         b.req(Op::OFence, 0, 0); // 10: entry 7
         b.store(0, 2); // 11: pY, entry 8
-        // 12: evicting pX (no older ordering entry) proceeds at once.
+                       // 12: evicting pX (no older ordering entry) proceeds at once.
         let o = b.req(Op::Evict, 2, 1);
         assert!(o.req_ready && o.flush_valid && o.flush_evict && o.flush_line == 1);
         // 13: evicting pY (behind the oFence): the evicting warp waits, drain starts.
@@ -232,7 +235,10 @@ fn litmus10_eviction_behind_ordering_entry() {
         assert!(!o.flush_valid && o.obs_fsm == 1 && o.obs_drain);
         b.acks(7); // 17..=23: ACTR 7 -> 0
         let o = b.idle(); // 24: pY flushes (forced), the drain target leaves
-        assert_eq!((o.flush_valid, o.flush_line, o.flush_evict), (true, 2, false));
+        assert_eq!(
+            (o.flush_valid, o.flush_line, o.flush_evict),
+            (true, 2, false)
+        );
         b.ack(); // 25: hold; ACTR 1 -> 0
         b.idle(); // 26: EDM clears
         let o = b.req(Op::Evict, 1, 2); // 27: retry: pY is no longer buffered

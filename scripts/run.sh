@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Set-up, build, and the main job: emit the default persist buffer RTL into
+# out/, lint and synthesize it, and print a short summary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export CARGO_TERM_COLOR=never
+cargo build --release -p sbrp-testbench
+sbrp=target/release/sbrp
+mkdir -p out
+
+echo "== sbrp verilog (default parameters)"
+$sbrp verilog --out out
+
+echo "== verilator --lint-only -Wall"
+verilator --lint-only -Wall constraints/verilator_waivers.vlt out/sbrp_pb.v --top-module sbrp_pb
+echo "lint: clean"
+
+echo "== yosys synth (generic gates)"
+yosys -q -p "read_verilog out/sbrp_pb.v; synth -top sbrp_pb; check -assert; tee -q -o out/yosys_stat.txt stat"
+echo "yosys: no latches, no undriven or multiply driven nets"
+grep -E "Number of cells|Number of wires:" out/yosys_stat.txt | tail -2 | sed 's/^ */yosys: /'

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what the project needs when it is missing: Verilator, Yosys,
+# OpenSTA and the OSU 0.18 um standard-cell library (Debian/Ubuntu packages),
+# then checks for cargo. Sourced by run.sh and test.sh; safe to run again.
+set -euo pipefail
+
+need=()
+command -v verilator >/dev/null 2>&1 || need+=(verilator)
+command -v yosys >/dev/null 2>&1 || need+=(yosys)
+command -v sta >/dev/null 2>&1 || need+=(opensta)
+[ -f /usr/share/qflow/tech/osu018/osu018_stdcells.lib ] || need+=(qflow-tech-osu018)
+# Verilator's generated C++ needs a C++ compiler and make.
+command -v g++ >/dev/null 2>&1 || need+=(g++)
+command -v make >/dev/null 2>&1 || need+=(make)
+
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: missing ${need[*]} and no apt-get here: install them by hand" >&2
+    exit 1
+  fi
+  echo "setup: installing ${need[*]} with apt-get"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found: install Rust (rustup) first" >&2
+  exit 1
+fi
+echo "setup: $(verilator --version | head -1); $(yosys -V); $(cargo --version)"
