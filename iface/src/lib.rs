@@ -449,6 +449,14 @@ pub trait PbUnit {
     fn step(&mut self, inp: &PbIn) -> PbOut;
     /// A short name for reports ("model", "rtl-verilator", ...).
     fn name(&self) -> &str;
+    /// Starts (`Some`) or stops (`None`) a waveform (VCD) of this
+    /// implementation from the next cycle on. Not every implementation can.
+    fn set_trace(&mut self, path: Option<&std::path::Path>) -> Result<(), String> {
+        match path {
+            None => Ok(()),
+            Some(_) => Err(format!("{} cannot write a waveform", self.name())),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -189,8 +189,11 @@ pub struct FrontEnd {
     pub recording: bool,
     pub now: u64,
     next_flush: u64,
-    /// First flush cycle of each line address (line-aligned).
+    /// First flush cycle and flush count of each line address (line-aligned).
     first_flush: HashMap<u64, u64>,
+    flush_count: HashMap<u64, u32>,
+    /// Largest ACTR seen on any SM.
+    pub max_actr: u32,
     durable_at: HashMap<(u64, u64), u64>,
     watch: Vec<(Cell, Cell)>,
     pub watch_hits: Vec<Option<u64>>,
@@ -246,6 +249,8 @@ impl FrontEnd {
             now: 0,
             next_flush: 0,
             first_flush: HashMap::new(),
+            flush_count: HashMap::new(),
+            max_actr: 0,
             durable_at: HashMap::new(),
             watch: vec![],
             watch_hits: vec![],
@@ -430,7 +435,11 @@ impl FrontEnd {
                 durable_changed = true;
             }
         }
-        let all_done = self.sms[s].warps.iter().all(|w| w.state == WState::Done);
+        // Kernel end: every warp of every SM has finished.
+        let all_done = self
+            .sms
+            .iter()
+            .all(|sm| sm.warps.iter().all(|w| w.state == WState::Done));
         inp.drain_all = all_done;
 
         // Barrier release: every unfinished warp of the SM has arrived.
@@ -528,6 +537,7 @@ impl FrontEnd {
         }
 
         let out = self.sms[s].unit.step(&inp);
+        self.max_actr = self.max_actr.max(out.obs_actr);
         self.summary.max_occupancy = self
             .summary
             .max_occupancy
@@ -537,15 +547,16 @@ impl FrontEnd {
         if out.flush_valid {
             self.flush(s, out.flush_line as usize, out.flush_evict, now);
         }
+        if let Some((wi, op, slot, install)) = plan {
+            self.respond(s, wi, op, slot as usize, install, &out, now);
+        }
+        // After this cycle's store: a line it dirtied is not invalidated.
         if out.inv_pm {
             for l in &mut self.sms[s].l1 {
                 if l.valid && !l.dirty {
                     l.valid = false;
                 }
             }
-        }
-        if let Some((wi, op, slot, install)) = plan {
-            self.respond(s, wi, op, slot as usize, install, &out, now);
         }
         // Warps waiting on the unit resume once their stall bit is seen low.
         for wi in 0..self.sms[s].warps.len() {
@@ -620,6 +631,7 @@ impl FrontEnd {
         }
         let line_addr = l.tag * lb;
         self.first_flush.entry(line_addr).or_insert(now);
+        *self.flush_count.entry(line_addr).or_insert(0) += 1;
         self.summary.flushes += 1;
         self.summary.evict_flushes += evict as u64;
         if self.recording {
@@ -865,6 +877,34 @@ impl FrontEnd {
                                 Some(false) => "a hit",
                                 _ => "no load",
                             }
+                        )),
+                    }
+                }
+                Expect::Flushes(a, n) => {
+                    let la = self.line_of(*a) * self.cfg.line_bytes;
+                    let got = self.flush_count.get(&la).copied().unwrap_or(0);
+                    if got != *n {
+                        fails.push(format!(
+                            "{at}: line of {a:#x} flushed {got} times, expected {n}"
+                        ));
+                    }
+                }
+                Expect::MaxActr(n) => {
+                    if self.max_actr > *n {
+                        fails.push(format!(
+                            "{at}: ACTR reached {}, expected at most {n}",
+                            self.max_actr
+                        ));
+                    }
+                }
+                Expect::Early(a, cell) => {
+                    let la = self.line_of(*a) * self.cfg.line_bytes;
+                    let f = self.first_flush.get(&la);
+                    let d = self.durable_at.get(&(cell.addr, cell.value));
+                    match (f, d) {
+                        (Some(f), Some(d)) if f < d => {}
+                        (f, d) => fails.push(format!(
+                            "{at}: first flush of {a:#x} at {f:?}, {cell} durable at {d:?}: expected the flush first"
                         )),
                     }
                 }

@@ -71,6 +71,12 @@ pub enum Expect {
     LoadMiss(WarpId, u64),
     /// Every persist of the trace is durable at the end, and the run ends.
     AllDurable,
+    /// `addr`'s line was flushed exactly `n` times.
+    Flushes(u64, u32),
+    /// ACTR never exceeded `n` on any SM (outstanding flushes).
+    MaxActr(u32),
+    /// `addr`'s line was first flushed before `cell` became durable (not held by it).
+    Early(u64, Cell),
 }
 
 /// One expectation with the line it came from.
@@ -336,9 +342,27 @@ fn parse_expect(tok: &[&str]) -> Result<Expect, String> {
         }
         Some("ldmiss") => Expect::LoadMiss(warp(1)?, addr(2)?),
         Some("alldurable") => Expect::AllDurable,
+        Some("flushes") => {
+            let n = tok
+                .get(2)
+                .and_then(|c| parse_num(c))
+                .ok_or("expected a count after the address")?;
+            Expect::Flushes(addr(1)?, n as u32)
+        }
+        Some("maxactr") => {
+            let n = tok
+                .get(1)
+                .and_then(|c| parse_num(c))
+                .ok_or("expected a count after maxactr")?;
+            Expect::MaxActr(n as u32)
+        }
+        Some("early") => {
+            kw(2, "before")?;
+            Expect::Early(addr(1)?, cell(3)?)
+        }
         _ => {
             return Err(
-                "expected one of: stall, nostall, order, forbid, occurs, resume, ldmiss, alldurable after expect"
+                "expected one of: stall, nostall, order, forbid, occurs, resume, ldmiss, alldurable, flushes, maxactr, early after expect"
                     .into(),
             )
         }
@@ -357,12 +381,13 @@ mod tests {
              0.0 ofence\n0.0 dfence\n1.2 pacq.block f\n1.2 prel.dev f_2\n0.0 bar\n0.0 delay 3\n\
              expect stall 0.0\nexpect nostall 0.1\nexpect order 0x100 0x200\n\
              expect forbid 0x200=2 without 0x100=1\nexpect occurs 1=1 without 2=2\n\
-             expect resume 0.0 after 0x100=7 within 2\nexpect ldmiss 1.0 0x40\nexpect alldurable\n",
+             expect resume 0.0 after 0x100=7 within 2\nexpect ldmiss 1.0 0x40\nexpect alldurable\n\
+             expect flushes 0x100 1\nexpect maxactr 6\nexpect early 0x200 before 0x100=1\n",
             "t",
         )
         .unwrap();
         assert_eq!(t.ops(), 10);
-        assert_eq!(t.expects.len(), 8);
+        assert_eq!(t.expects.len(), 11);
         assert_eq!((t.sms(), t.warps_per_sm()), (2, 3));
         assert_eq!(
             t.programs[&WarpId { sm: 0, warp: 0 }][0],

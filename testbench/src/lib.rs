@@ -2,6 +2,8 @@
 //! work on any `sbrp_iface::PbUnit` (the RTL or the reference model).
 
 pub mod bench;
+pub mod lockstep;
+pub mod suites;
 
 use sbrp_iface::{ParamError, PbParams, PbUnit};
 

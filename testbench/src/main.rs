@@ -3,9 +3,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use clap::{Args, Parser, Subcommand};
-use sbrp_iface::{storage_table, storage_totals, FlushPolicy, PbParams};
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use sbrp_iface::{storage_table, storage_totals, FlushPolicy, PbParams, PbUnit};
+use sbrp_sim_fast::{Mutation, PbModel};
+use sbrp_testbench::suites::{
+    litmus_dir, litmus_files, load_trace, rtl_and_model, run_fuzz, run_random, run_trace, Outcome,
+    RawStimulus, Rtl, RunOpts, Sides,
+};
 
 #[derive(Parser)]
 #[command(
@@ -28,6 +33,79 @@ enum Cmd {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Co-simulate: warp traces through the SM front end into the Verilated RTL
+    /// and the reference model in lockstep, compared every cycle.
+    Cosim(CosimArgs),
+    /// Measure the reference model's speed (unit-cycles per second, one core).
+    BenchUnit {
+        #[command(flatten)]
+        params: ParamArgs,
+        /// Cycles to run.
+        #[arg(long, default_value_t = 50_000_000)]
+        cycles: u64,
+        /// Also measure RTL (Verilator) + model in lockstep on the same stimulus.
+        #[arg(long)]
+        lockstep: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Suite {
+    /// Every trace of testbench/litmus/ with its expectations.
+    Litmus,
+    /// Chained constrained-random traces (2 SMs, all warps busy).
+    Random,
+    /// Raw random per-cycle stimulus straight into the unit (no front end).
+    Fuzz,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Mutate {
+    None,
+    IgnoreCoalesceOrdering,
+    IgnoreFsm,
+    WindowOffByOne,
+    DfenceNoWait,
+}
+
+#[derive(Args)]
+struct CosimArgs {
+    /// A suite to run.
+    #[arg(long, conflicts_with = "trace")]
+    suite: Option<Suite>,
+    /// One trace file (docs/trace-format.md).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    #[command(flatten)]
+    params: ParamArgs,
+    /// Seed of the random and fuzz suites.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Cycles of the random and fuzz suites.
+    #[arg(long, default_value_t = 100_000)]
+    cycles: u64,
+    /// Simulate this Verilog file (top module sbrp_pb, the spec's ports) instead of the generated RTL.
+    #[arg(long, value_name = "PATH")]
+    rtl: Option<PathBuf>,
+    /// Write waveforms (VCD) of the RTL and of the model into DIR.
+    #[arg(long, value_name = "DIR")]
+    vcd: Option<PathBuf>,
+    /// Run the reference model only (no Verilator).
+    #[arg(long)]
+    model_only: bool,
+    /// Cycles from a flush to its acknowledgement in the persistence-domain model.
+    #[arg(long, value_name = "C")]
+    pm_latency: Option<u32>,
+    /// Deliberately break the model (to see the checks catch it).
+    #[arg(long, value_enum, default_value = "none")]
+    mutate: Mutate,
+    /// Write each run's execution record (JSON: persists, ordering ops,
+    /// release-acquire matches, flushes, durability) into DIR.
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+    /// Directory of the litmus traces.
+    #[arg(long, value_name = "DIR")]
+    litmus_dir: Option<PathBuf>,
 }
 
 /// Unit parameters shared by the subcommands.
@@ -121,10 +199,207 @@ fn cmd_verilog(args: &ParamArgs, out: &PathBuf) -> Result<()> {
     Ok(())
 }
 
+fn report(name: &str, o: &Outcome) -> bool {
+    let s = &o.summary;
+    let status = if o.ok() { "PASS" } else { "FAIL" };
+    println!(
+        "{status} {name}: {} cycles, {} persists, {} flushes ({} evictions), {} waits",
+        s.cycles, s.persists, s.flushes, s.evict_flushes, s.waits
+    );
+    for f in &o.fails {
+        println!("    {f}");
+    }
+    if let Some(m) = &o.mismatch {
+        print!("{m}");
+    }
+    for f in &o.files {
+        println!("    wrote {}", f.display());
+    }
+    o.ok()
+}
+
+fn cmd_cosim(a: &CosimArgs) -> Result<bool> {
+    let p = a.params.params()?;
+    let mut opts = RunOpts::new(p);
+    opts.sides = if a.model_only {
+        Sides::Model
+    } else {
+        Sides::Lockstep
+    };
+    opts.rtl = a.rtl.clone();
+    opts.vcd_dir = a.vcd.clone();
+    opts.record_dir = a.record.clone();
+    if let Some(l) = a.pm_latency {
+        opts.fe
+            .set("pm_latency", &l.to_string())
+            .map_err(anyhow::Error::msg)?;
+    }
+    opts.mutation = match a.mutate {
+        Mutate::None => Mutation::None,
+        Mutate::IgnoreCoalesceOrdering => Mutation::IgnoreCoalesceOrdering,
+        Mutate::IgnoreFsm => Mutation::IgnoreFsm,
+        Mutate::WindowOffByOne => Mutation::WindowOffByOne,
+        Mutate::DfenceNoWait => Mutation::DFenceNoWait,
+    };
+    if let Some(r) = &a.rtl {
+        if !r.is_file() {
+            bail!("--rtl {}: no such file", r.display());
+        }
+    }
+    if a.suite.is_none() && a.trace.is_none() {
+        bail!("give --suite litmus|random|fuzz or --trace FILE");
+    }
+    // Parse traces before building anything: bad input fails fast.
+    let traces = match (a.suite, &a.trace) {
+        (Some(Suite::Litmus), _) => {
+            let dir = a.litmus_dir.clone().unwrap_or_else(litmus_dir);
+            litmus_files(&dir)?
+                .into_iter()
+                .map(|f| Ok((f.clone(), load_trace(&f)?)))
+                .collect::<Result<Vec<_>>>()?
+        }
+        (None, Some(f)) => vec![(f.clone(), load_trace(f)?)],
+        _ => vec![],
+    };
+    print_params(&p);
+    let rtl = if opts.sides == Sides::Lockstep {
+        let t = std::time::Instant::now();
+        let r = Rtl::build(&opts)?;
+        println!(
+            "rtl: {} (Verilated, ready in {:.1} s)",
+            a.rtl
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "generated".into()),
+            t.elapsed().as_secs_f64()
+        );
+        Some(r)
+    } else {
+        println!("model only");
+        None
+    };
+    let t0 = std::time::Instant::now();
+    let mut ok = true;
+    match a.suite {
+        Some(Suite::Random) => {
+            let r = run_random(a.seed, a.cycles, &opts, rtl.as_ref())?;
+            let secs = t0.elapsed().as_secs_f64();
+            let pass = r.fails.is_empty() && r.mismatch.is_none();
+            println!(
+                "{} random seed {}: {} cycles in {} traces, {} persists, {} flushes ({} evictions), {} waits, {} refusals, max occupancy {}; {:.2} M cycles/s",
+                if pass { "PASS" } else { "FAIL" },
+                a.seed, r.cycles, r.chunks, r.persists, r.flushes, r.evict_flushes, r.waits, r.refused, r.max_occupancy,
+                r.cycles as f64 / secs / 1e6
+            );
+            for f in &r.fails {
+                println!("    {f}");
+            }
+            if let Some(m) = &r.mismatch {
+                print!("{m}");
+            }
+            for f in &r.files {
+                println!("    wrote {}", f.display());
+            }
+            ok = pass;
+        }
+        Some(Suite::Fuzz) => {
+            let (ua, ub): (Box<dyn PbUnit>, Box<dyn PbUnit>) = match &rtl {
+                Some(r) => rtl_and_model(&opts, r)?,
+                None => bail!("the fuzz suite compares the RTL with the model: drop --model-only"),
+            };
+            let m = run_fuzz(a.seed, a.cycles, ua, ub);
+            let secs = t0.elapsed().as_secs_f64();
+            match m {
+                None => println!(
+                    "PASS fuzz seed {}: {} cycles, zero mismatches; {:.2} M cycles/s",
+                    a.seed,
+                    a.cycles,
+                    a.cycles as f64 / secs / 1e6
+                ),
+                Some(m) => {
+                    println!("FAIL fuzz seed {}", a.seed);
+                    print!("{m}");
+                    ok = false;
+                }
+            }
+        }
+        _ => {
+            let mut passed = 0;
+            for (f, t) in &traces {
+                let name = f
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().to_string())
+                    .unwrap_or_else(|| "trace".into());
+                let o = run_trace(t, &opts, rtl.as_ref(), &name)?;
+                if report(&name, &o) {
+                    passed += 1;
+                } else {
+                    ok = false;
+                }
+            }
+            println!("{} passed, {} failed", passed, traces.len() - passed);
+        }
+    }
+    Ok(ok)
+}
+
+fn cmd_bench_unit(args: &ParamArgs, cycles: u64, lockstep: bool) -> Result<()> {
+    let p = args.params()?;
+    print_params(&p);
+    // Pre-generate the stimulus so that only the unit is timed.
+    let n = 1 << 20;
+    let mut stim = RawStimulus::new(&p, 7);
+    let inputs: Vec<_> = (0..n).map(|_| stim.next_input()).collect();
+    let mut m = PbModel::new(&p)?;
+    let mut flushes = 0u64;
+    let t = std::time::Instant::now();
+    for c in 0..cycles {
+        let o = m.step(&inputs[(c as usize) & (n - 1)]);
+        flushes += o.flush_valid as u64;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "model: {} cycles in {:.3} s: {:.1} M unit-cycles/s ({} flushes)",
+        cycles,
+        secs,
+        cycles as f64 / secs / 1e6,
+        flushes
+    );
+    if lockstep {
+        let opts = RunOpts::new(p);
+        let rtl = Rtl::build(&opts)?;
+        let (ua, ub) = rtl_and_model(&opts, &rtl)?;
+        let lc = cycles.min(20_000_000);
+        let t = std::time::Instant::now();
+        if let Some(mm) = run_fuzz(7, lc, ua, ub) {
+            print!("{mm}");
+            bail!("lockstep mismatch");
+        }
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "lockstep rtl+model: {} cycles in {:.3} s: {:.2} M cycles/s (no VCD)",
+            lc,
+            secs,
+            lc as f64 / secs / 1e6
+        );
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Verilog { params, out } => cmd_verilog(params, out),
+        Cmd::Cosim(a) => match cmd_cosim(a) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(1),
+            Err(e) => Err(e),
+        },
+        Cmd::BenchUnit {
+            params,
+            cycles,
+            lockstep,
+        } => cmd_bench_unit(params, *cycles, *lockstep),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,824 @@
+//! Verilating, compiling and caching the model library.
+//!
+//! A build is identified by a key, the SHA-256 of everything that can change
+//! the library: the Verilog text, `verilator --version`, `g++ --version`, the
+//! shim source, the waiver file (generated sources), and the verilator and
+//! make arguments. The library lives in `<cache>/<name>-<key>/`, where
+//! `<cache>` is `SBRP_VERILATOR_CACHE` or `<workspace>/target/verilated`.
+//!
+//! Concurrency: each key has a lock file `<cache>/<name>-<key>.lock`, locked
+//! exclusively (flock) around the check-and-build, so parallel test processes
+//! and threads build a key once and the others wait and then hit the cache.
+//! A build happens in a fresh temporary directory inside the cache and is
+//! renamed to its final name when complete, so a final directory is always
+//! complete (even after a crash mid-build, which leaves only a `.tmp-*`).
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use sbrp_iface::PbParams;
+use sha2::{Digest, Sha256};
+
+use crate::ffi::{self, ShimFns};
+use crate::CosimError;
+
+/// Source of the shim, compiled into every model library (and hashed).
+pub(crate) const SHIM_SRC: &str = include_str!("../csrc/shim.cpp");
+
+/// Top module and Verilator prefix.
+const TOP: &str = "sbrp_pb";
+const PREFIX: &str = "Vsbrp_pb";
+/// Name of the library inside a cache entry.
+pub(crate) const LIB_NAME: &str = "libsbrp_pb.so";
+/// Cache format version: bump to invalidate every cached model.
+const CACHE_VERSION: &str = "sbrp-cosim-cache-1";
+
+/// Environment variable overriding the cache directory.
+pub const ENV_CACHE: &str = "SBRP_VERILATOR_CACHE";
+/// Environment variable naming the verilator binary (default `verilator` on PATH).
+pub const ENV_VERILATOR: &str = "SBRP_VERILATOR";
+/// Environment variable setting the parallel compile jobs (default: available cores).
+pub const ENV_JOBS: &str = "SBRP_VERILATOR_JOBS";
+
+/// The workspace root (this crate's parent directory).
+fn workspace() -> &'static Path {
+    let me = Path::new(env!("CARGO_MANIFEST_DIR"));
+    me.parent().unwrap_or(me)
+}
+
+/// Where the RTL comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RtlSource {
+    /// `sbrp_hdl::generate_verilog(params)`.
+    Generated,
+    /// A Verilog file with top module `sbrp_pb` and the ports of
+    /// docs/microarch.md §2 for the given parameters (a hand-edited design, a
+    /// yosys netlist, ...).
+    File(PathBuf),
+}
+
+/// Build options.
+#[derive(Clone, Debug)]
+pub struct BuildOpts {
+    /// Cache directory; `None`: `$SBRP_VERILATOR_CACHE`, else
+    /// `<workspace>/target/verilated`.
+    pub cache_dir: Option<PathBuf>,
+    /// The verilator binary (default: `$SBRP_VERILATOR`, else `verilator`).
+    pub verilator: PathBuf,
+    /// Parallel C++ compile jobs (default: `$SBRP_VERILATOR_JOBS`, else the
+    /// available cores). Not part of the cache key.
+    pub jobs: usize,
+    /// Extra verilator arguments (e.g. `-GW=64`, or a `.vlt` file), part of
+    /// the cache key as text: the contents of a file named here are not
+    /// hashed.
+    pub extra_args: Vec<String>,
+    /// Print a line on stderr for each build (not for cache hits).
+    pub verbose: bool,
+}
+
+impl Default for BuildOpts {
+    fn default() -> Self {
+        let jobs = std::env::var(ENV_JOBS)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .filter(|&j| j > 0)
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            });
+        BuildOpts {
+            cache_dir: None,
+            verilator: std::env::var_os(ENV_VERILATOR)
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("verilator")),
+            jobs,
+            extra_args: Vec::new(),
+            verbose: false,
+        }
+    }
+}
+
+impl BuildOpts {
+    /// The cache directory these options use.
+    pub fn resolved_cache_dir(&self) -> PathBuf {
+        if let Some(d) = &self.cache_dir {
+            return d.clone();
+        }
+        match std::env::var_os(ENV_CACHE) {
+            Some(d) if !d.is_empty() => PathBuf::from(d),
+            _ => workspace().join("target").join("verilated"),
+        }
+    }
+}
+
+/// What a build did.
+#[derive(Clone, Debug)]
+pub struct BuildReport {
+    /// The cache entry (holds the library, the Verilog, the build log).
+    pub dir: PathBuf,
+    /// The model library.
+    pub lib_path: PathBuf,
+    /// Hex SHA-256 cache key.
+    pub key: String,
+    /// True when the library came from the cache (no verilator run).
+    pub cache_hit: bool,
+    /// Time spent verilating and compiling (zero on a cache hit).
+    pub build_time: Duration,
+    /// Where the RTL came from ("generated" or the file's path).
+    pub source: String,
+}
+
+/// The verilator arguments, without the input files.
+fn verilator_args(generated: bool, opts: &BuildOpts) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "--cc",
+        "--exe",
+        "-O3",
+        "--trace",
+        "--top-module",
+        TOP,
+        "--prefix",
+        PREFIX,
+        "--Mdir",
+        "obj",
+        "-o",
+        LIB_NAME,
+        "-CFLAGS",
+        // -fvisibility=hidden: only the shim's extern "C" functions are
+        // exported, so two loaded models (two configurations) never bind to
+        // each other's copy of the Verilator runtime.
+        "-fPIC -O2 -fvisibility=hidden",
+        "-LDFLAGS",
+        "-shared",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if !generated {
+        // An external file (a hand-edited design, a yosys netlist) is not
+        // held to the project's lint rules: its lint and style warnings are
+        // not what the cosimulation checks, and the waivers are written for
+        // the generator's output (they match its file name). Likewise the
+        // performance warnings UNOPT/UNOPTFLAT (a block-level combinational
+        // cycle, as in rust-hdl's output) only cost speed. Warnings that can
+        // mean a simulation mismatch (e.g. MULTIDRIVEN, COMBDLY, LATCH) and
+        // errors still stop the build.
+        for w in ["-Wno-lint", "-Wno-style", "-Wno-UNOPT", "-Wno-UNOPTFLAT"] {
+            a.push(w.into());
+        }
+    }
+    a.extend(opts.extra_args.iter().cloned());
+    a
+}
+
+/// make variables: verilated.mk puts OPT_FAST after CPPFLAGS (so it would
+/// override our -O2 with -Os); the slow (construction-only) code gets -O1.
+fn make_vars() -> Vec<String> {
+    ["OPT_FAST=-O2", "OPT_SLOW=-O1", "OPT_GLOBAL=-O2"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn waiver_path() -> PathBuf {
+    workspace()
+        .join("constraints")
+        .join("verilator_waivers.vlt")
+}
+
+/// Runs a command, mapping a missing binary to `not_found`.
+fn run(cmd: &mut Command, not_found: impl FnOnce() -> CosimError) -> Result<Output, CosimError> {
+    match cmd.output() {
+        Ok(o) => Ok(o),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_found()),
+        Err(e) => Err(CosimError::Io {
+            what: format!("cannot run {:?}", cmd.get_program()),
+            source: e,
+        }),
+    }
+}
+
+fn verilator_not_found(bin: &Path) -> CosimError {
+    CosimError::VerilatorNotFound(bin.display().to_string())
+}
+
+/// `<bin> --version`, cached per binary for the process.
+fn tool_version(bin: &Path, not_found: fn(&Path) -> CosimError) -> Result<String, CosimError> {
+    static CACHE: OnceLock<Mutex<HashMap<PathBuf, String>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(v) = cache.lock().unwrap().get(bin) {
+        return Ok(v.clone());
+    }
+    let out = run(Command::new(bin).arg("--version"), || not_found(bin))?;
+    if !out.status.success() {
+        return Err(CosimError::Tool {
+            tool: format!("{} --version", bin.display()),
+            rtl: String::new(),
+            status: out.status.to_string(),
+            errors: error_lines(&combined(&out)),
+            log: None,
+        });
+    }
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    cache.lock().unwrap().insert(bin.to_path_buf(), v.clone());
+    Ok(v)
+}
+
+fn combined(out: &Output) -> String {
+    let mut s = String::from_utf8_lossy(&out.stdout).into_owned();
+    s.push_str(&String::from_utf8_lossy(&out.stderr));
+    s
+}
+
+/// The tool's own error lines from its output: verilator's `%Error` and
+/// `%Warning` lines with their continuation lines, and compiler/linker
+/// `error:` lines; the tail of the output if none match.
+pub(crate) fn error_lines(output: &str) -> String {
+    const MAX: usize = 60;
+    let lines: Vec<&str> = output.lines().collect();
+    let mut picked = Vec::new();
+    let mut in_msg = false;
+    for l in &lines {
+        let t = l.trim_start();
+        let lower = t.to_ascii_lowercase();
+        let starts_msg = t.starts_with("%Error")
+            || t.starts_with("%Warning")
+            || lower.contains("error:")
+            || lower.contains("fatal error")
+            || lower.contains("undefined reference")
+            || lower.contains("no such file");
+        // Verilator continues a message with indented lines ("      : ..."
+        // context, "... For warning description see ...").
+        let continues = in_msg && (t.starts_with(':') || l.starts_with("   ") || t.is_empty());
+        if starts_msg || continues {
+            picked.push(*l);
+            in_msg = true;
+        } else {
+            in_msg = false;
+        }
+        if picked.len() >= MAX {
+            picked.push("... (more in the log)");
+            break;
+        }
+    }
+    if picked.is_empty() {
+        let from = lines.len().saturating_sub(30);
+        picked.extend_from_slice(&lines[from..]);
+    }
+    picked.join("\n")
+}
+
+/// One port of the top module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Port {
+    pub name: String,
+    pub input: bool,
+    pub width: u32,
+}
+
+/// The ports of docs/microarch.md §2 for `p`, plus the clock.
+pub(crate) fn expected_ports(p: &PbParams) -> Vec<Port> {
+    let (lw, iw, w, a) = (p.line_bits(), p.idx_bits(), p.warps, p.actr_bits);
+    let i = |name: &str, width| Port {
+        name: name.into(),
+        input: true,
+        width,
+    };
+    let o = |name: &str, width| Port {
+        name: name.into(),
+        input: false,
+        width,
+    };
+    vec![
+        i("clock", 1),
+        i("rst", 1),
+        i("req_valid", 1),
+        i("req_op", 3),
+        i("req_warp", 6),
+        i("req_line", lw),
+        i("ack", 1),
+        i("drain_all", 1),
+        o("req_ready", 1),
+        o("req_wait", 1),
+        o("flush_valid", 1),
+        o("flush_line", lw),
+        o("flush_warps", w),
+        o("flush_evict", 1),
+        o("inv_pm", 1),
+        o("stall", w),
+        o("idle", 1),
+        o("obs_odm", w),
+        o("obs_edm", w),
+        o("obs_fsm", w),
+        o("obs_actr", a),
+        o("obs_head", iw),
+        o("obs_tail", iw),
+        o("obs_full", 1),
+        o("obs_drain", 1),
+    ]
+}
+
+/// Ports declared in a Verilated model header (`VL_IN8(&clock,0,0);`, ...).
+pub(crate) fn parse_header_ports(header: &str) -> Result<Vec<Port>, String> {
+    let mut ports = Vec::new();
+    for line in header.lines() {
+        let t = line.trim();
+        let input = if t.starts_with("VL_IN") {
+            true
+        } else if t.starts_with("VL_OUT") {
+            false
+        } else if t.starts_with("VL_INOUT") {
+            return Err(format!("inout port not supported: {t}"));
+        } else {
+            continue;
+        };
+        let (Some(a), Some(b)) = (t.find('('), t.rfind(')')) else {
+            continue;
+        };
+        let f: Vec<&str> = t[a + 1..b].split(',').map(str::trim).collect();
+        if f.len() < 3 {
+            return Err(format!("cannot parse port declaration: {t}"));
+        }
+        let num = |s: &str| {
+            s.parse::<u32>()
+                .map_err(|_| format!("cannot parse port declaration: {t}"))
+        };
+        let (msb, lsb) = (num(f[1])?, num(f[2])?);
+        ports.push(Port {
+            name: f[0].trim_start_matches('&').to_string(),
+            input,
+            width: msb.abs_diff(lsb) + 1,
+        });
+    }
+    Ok(ports)
+}
+
+/// Compares the design's ports with the spec's for `p`; the error lists
+/// every difference.
+pub(crate) fn check_ports(found: &[Port], p: &PbParams) -> Result<(), String> {
+    let want = expected_ports(p);
+    let mut diffs = Vec::new();
+    let dir = |i: bool| if i { "input" } else { "output" };
+    for w in &want {
+        match found.iter().find(|f| f.name == w.name) {
+            None => diffs.push(format!("missing {} {} [{}]", dir(w.input), w.name, w.width)),
+            Some(f) if f.input != w.input || f.width != w.width => diffs.push(format!(
+                "{} is {} [{}], expected {} [{}]",
+                w.name,
+                dir(f.input),
+                f.width,
+                dir(w.input),
+                w.width
+            )),
+            Some(_) => {}
+        }
+    }
+    for f in found {
+        if !want.iter().any(|w| w.name == f.name) {
+            diffs.push(format!(
+                "unexpected {} {} [{}]",
+                dir(f.input),
+                f.name,
+                f.width
+            ));
+        }
+    }
+    if diffs.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ports of `{TOP}` do not match docs/microarch.md §2 for {}: {}",
+            p.tag(),
+            diffs.join("; ")
+        ))
+    }
+}
+
+fn ports_to_text(ports: &[Port]) -> String {
+    let mut s = String::new();
+    for p in ports {
+        let _ = writeln!(
+            s,
+            "{} {} {}",
+            if p.input { "in" } else { "out" },
+            p.name,
+            p.width
+        );
+    }
+    s
+}
+
+fn ports_from_text(s: &str) -> Option<Vec<Port>> {
+    s.lines()
+        .map(|l| {
+            let mut f = l.split_whitespace();
+            let input = match f.next()? {
+                "in" => true,
+                "out" => false,
+                _ => return None,
+            };
+            let name = f.next()?.to_string();
+            let width = f.next()?.parse().ok()?;
+            Some(Port { name, input, width })
+        })
+        .collect()
+}
+
+fn io_err(what: String) -> impl FnOnce(std::io::Error) -> CosimError {
+    move |source| CosimError::Io { what, source }
+}
+
+fn sanitize(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    if s.is_empty() {
+        "rtl".into()
+    } else {
+        s
+    }
+}
+
+/// Everything needed to build one library.
+struct Job {
+    verilog: String,
+    /// Name of the Verilog file in the build directory (the original file
+    /// name, so that verilator's messages name it).
+    verilog_name: String,
+    waivers: Option<String>,
+    args: Vec<String>,
+    make_vars: Vec<String>,
+    name: String,
+    key: String,
+    source: String,
+}
+
+fn prepare(params: &PbParams, source: &RtlSource, opts: &BuildOpts) -> Result<Job, CosimError> {
+    params.validate().map_err(CosimError::Params)?;
+    let (verilog, verilog_name, name, src_desc, generated) = match source {
+        RtlSource::Generated => (
+            sbrp_hdl::generate_verilog(params).map_err(CosimError::Params)?,
+            "sbrp_pb.v".to_string(),
+            format!("gen-{}", params.tag()),
+            "the generated RTL".to_string(),
+            true,
+        ),
+        RtlSource::File(path) => {
+            let text = fs::read_to_string(path).map_err(|source| CosimError::RtlFile {
+                path: path.clone(),
+                source,
+            })?;
+            let stem = path
+                .file_stem()
+                .unwrap_or_else(|| OsStr::new("rtl"))
+                .to_string_lossy();
+            let file_name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "rtl.v".into());
+            (
+                text,
+                format!("rtl/{file_name}"),
+                format!("file-{}", sanitize(&stem)),
+                path.display().to_string(),
+                false,
+            )
+        }
+    };
+    let verilator_version = tool_version(&opts.verilator, verilator_not_found)?;
+    let cxx_version = tool_version(Path::new("g++"), |_| CosimError::CompilerNotFound)?;
+    let waivers = if generated {
+        let p = waiver_path();
+        match fs::read_to_string(&p) {
+            Ok(t) => Some(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io_err(format!("cannot read {}", p.display()))(e)),
+        }
+    } else {
+        None
+    };
+    let args = verilator_args(generated, opts);
+    let make_vars = make_vars();
+
+    let mut h = Sha256::new();
+    let mut part = |label: &str, data: &[u8]| {
+        h.update(label.as_bytes());
+        h.update((data.len() as u64).to_le_bytes());
+        h.update(data);
+    };
+    part("version", CACHE_VERSION.as_bytes());
+    part("verilator", verilator_version.as_bytes());
+    part("cxx", cxx_version.as_bytes());
+    part("shim", SHIM_SRC.as_bytes());
+    part("args", args.join("\0").as_bytes());
+    part("make", make_vars.join("\0").as_bytes());
+    part("waivers", waivers.as_deref().unwrap_or("<none>").as_bytes());
+    part("verilog", verilog.as_bytes());
+    let digest = h.finalize();
+    let key: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(Job {
+        verilog,
+        verilog_name,
+        waivers,
+        args,
+        make_vars,
+        name: format!("{name}-{}", &key[..16]),
+        key,
+        source: src_desc,
+    })
+}
+
+/// Builds (or finds in the cache) the library for `params` and `source`,
+/// checks its ports against the spec, and loads it.
+pub(crate) fn build_and_load(
+    params: &PbParams,
+    source: &RtlSource,
+    opts: &BuildOpts,
+) -> Result<(ShimFns, BuildReport), CosimError> {
+    let job = prepare(params, source, opts)?;
+    let cache = opts.resolved_cache_dir();
+    fs::create_dir_all(&cache).map_err(io_err(format!(
+        "cannot create cache directory {}",
+        cache.display()
+    )))?;
+    let dir = cache.join(&job.name);
+    let lib_path = dir.join(LIB_NAME);
+
+    let mut report = BuildReport {
+        dir: dir.clone(),
+        lib_path: lib_path.clone(),
+        key: job.key.clone(),
+        cache_hit: true,
+        build_time: Duration::ZERO,
+        source: job.source.clone(),
+    };
+    // Fast path: a final directory is complete (it appears by rename).
+    if !lib_path.is_file() {
+        let lock_path = cache.join(format!("{}.lock", job.name));
+        let lock = fs::File::create(&lock_path)
+            .map_err(io_err(format!("cannot create {}", lock_path.display())))?;
+        lock.lock()
+            .map_err(io_err(format!("cannot lock {}", lock_path.display())))?;
+        // Someone may have built it while we waited.
+        if !lib_path.is_file() {
+            let t0 = Instant::now();
+            if opts.verbose {
+                eprintln!(
+                    "sbrp-cosim: verilating {} ({}) into {}",
+                    job.source,
+                    params.tag(),
+                    dir.display()
+                );
+            }
+            build_locked(&job, params, &cache, &dir, opts)?;
+            report.cache_hit = false;
+            report.build_time = t0.elapsed();
+            if opts.verbose {
+                eprintln!(
+                    "sbrp-cosim: built {} in {:.1} s",
+                    job.name,
+                    report.build_time.as_secs_f64()
+                );
+            }
+        }
+        // The lock is released when `lock` is dropped (closed).
+        drop(lock);
+    }
+
+    let ports_file = dir.join("ports.txt");
+    let ports = fs::read_to_string(&ports_file)
+        .ok()
+        .and_then(|s| ports_from_text(&s))
+        .ok_or_else(|| CosimError::Load(format!("cannot read {}", ports_file.display())))?;
+    check_ports(&ports, params).map_err(CosimError::Ports)?;
+    let fns = load(&lib_path)?;
+    Ok((fns, report))
+}
+
+/// Runs verilator and make in a temporary directory in `cache`, then renames
+/// it to `dir`. Called with the key's lock held.
+fn build_locked(
+    job: &Job,
+    params: &PbParams,
+    cache: &Path,
+    dir: &Path,
+    opts: &BuildOpts,
+) -> Result<(), CosimError> {
+    // Leftovers of builds of this key that died (we hold its lock, so no
+    // live build uses them).
+    let prefix = format!(".tmp-{}-", job.name);
+    if let Ok(rd) = fs::read_dir(cache) {
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with(&prefix) {
+                let _ = fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .tempdir_in(cache)
+        .map_err(io_err(format!(
+            "cannot create a temporary directory in {}",
+            cache.display()
+        )))?;
+    let t = tmp.path();
+    let write = |name: &str, text: &str| {
+        fs::write(t.join(name), text)
+            .map_err(io_err(format!("cannot write {}", t.join(name).display())))
+    };
+    if let Some(parent) = Path::new(&job.verilog_name).parent() {
+        fs::create_dir_all(t.join(parent))
+            .map_err(io_err(format!("cannot create {}", t.display())))?;
+    }
+    write(&job.verilog_name, &job.verilog)?;
+    write("shim.cpp", SHIM_SRC)?;
+    let mut inputs: Vec<String> = Vec::new();
+    if let Some(w) = &job.waivers {
+        write("verilator_waivers.vlt", w)?;
+        inputs.push("verilator_waivers.vlt".into());
+    }
+    inputs.push(job.verilog_name.clone());
+    inputs.push("shim.cpp".into());
+
+    let mut log = String::new();
+    let failed_log = cache.join(format!("failed-{}.log", job.name));
+
+    // 1. Verilate.
+    let mut cmd = Command::new(&opts.verilator);
+    cmd.current_dir(t).args(&job.args).args(&inputs);
+    let _ = writeln!(log, "$ {cmd:?}");
+    let out = run(&mut cmd, || verilator_not_found(&opts.verilator))?;
+    log.push_str(&combined(&out));
+    if !out.status.success() {
+        let _ = fs::write(&failed_log, &log);
+        return Err(CosimError::Tool {
+            tool: "verilator".into(),
+            rtl: job.source.clone(),
+            status: out.status.to_string(),
+            errors: error_lines(&combined(&out)),
+            log: Some(failed_log),
+        });
+    }
+
+    // 2. Check the ports before compiling (a clearer error than the shim's).
+    let header_path = t.join("obj").join(format!("{PREFIX}.h"));
+    let header = fs::read_to_string(&header_path)
+        .map_err(io_err(format!("cannot read {}", header_path.display())))?;
+    let ports = parse_header_ports(&header).map_err(CosimError::Ports)?;
+    check_ports(&ports, params).map_err(CosimError::Ports)?;
+    write("ports.txt", &ports_to_text(&ports))?;
+
+    // 3. Compile and link the shared library.
+    let mut cmd = Command::new("make");
+    cmd.current_dir(t.join("obj"))
+        .arg("-f")
+        .arg(format!("{PREFIX}.mk"))
+        .arg(format!("-j{}", opts.jobs.max(1)))
+        .args(&job.make_vars)
+        .arg(LIB_NAME);
+    let _ = writeln!(log, "$ {cmd:?}");
+    let out = run(&mut cmd, || CosimError::MakeNotFound)?;
+    log.push_str(&combined(&out));
+    if !out.status.success() {
+        let _ = fs::write(&failed_log, &log);
+        return Err(CosimError::Tool {
+            tool: "C++ compile (make)".into(),
+            rtl: job.source.clone(),
+            status: out.status.to_string(),
+            errors: error_lines(&combined(&out)),
+            log: Some(failed_log),
+        });
+    }
+    let _ = fs::remove_file(&failed_log);
+    fs::rename(t.join("obj").join(LIB_NAME), t.join(LIB_NAME))
+        .map_err(io_err(format!("cannot move {LIB_NAME} out of obj/")))?;
+    write("build.log", &log)?;
+    write(
+        "key.txt",
+        &format!(
+            "key {}\nsource {}\nverilator args {}\nmake vars {}\nwaivers {}\n",
+            job.key,
+            job.source,
+            job.args.join(" "),
+            job.make_vars.join(" "),
+            if job.waivers.is_some() {
+                "constraints/verilator_waivers.vlt"
+            } else {
+                "none"
+            }
+        ),
+    )?;
+    // The objects are not needed any more (a few MB per configuration).
+    let _ = fs::remove_dir_all(t.join("obj"));
+
+    // A final directory without its library (deleted by hand) would block the rename.
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(io_err(format!("cannot remove {}", dir.display())))?;
+    }
+    let tmp_path = tmp.keep();
+    fs::rename(&tmp_path, dir).map_err(|e| {
+        let _ = fs::remove_dir_all(&tmp_path);
+        io_err(format!(
+            "cannot rename {} to {}",
+            tmp_path.display(),
+            dir.display()
+        ))(e)
+    })?;
+    Ok(())
+}
+
+/// Loads a model library once per process and resolves the shim.
+///
+/// Libraries are never unloaded: a model's code must outlive every model
+/// instance and any thread-local state the Verilator runtime registered, and
+/// a process loads at most a few configurations.
+fn load(path: &Path) -> Result<ShimFns, CosimError> {
+    static LOADED: OnceLock<Mutex<HashMap<PathBuf, ShimFns>>> = OnceLock::new();
+    let loaded = LOADED.get_or_init(Default::default);
+    let mut map = loaded.lock().unwrap();
+    if let Some(f) = map.get(path) {
+        return Ok(*f);
+    }
+    // SAFETY: the library is one this crate built from csrc/shim.cpp and the
+    // Verilated model; its initializers only set up the Verilator runtime.
+    let lib = unsafe {
+        libloading::os::unix::Library::open(
+            Some(path),
+            libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL,
+        )
+    }
+    .map_err(|e| CosimError::Load(format!("cannot load {}: {e}", path.display())))?;
+    let lib: &'static libloading::Library = Box::leak(Box::new(libloading::Library::from(lib)));
+    // SAFETY: as above, and `lib` is leaked, so it stays loaded.
+    let fns = unsafe { ffi::resolve(lib)? };
+    map.insert(path.to_path_buf(), fns);
+    Ok(fns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_ports_parse() {
+        let h = "  VL_IN8(&clock,0,0);\n    VL_IN16(&req_line,8,0);\n  VL_OUT64(&flush_warps,63,0);\n VL_OUT(&obs_odm,31,0);\n";
+        let p = parse_header_ports(h).unwrap();
+        assert_eq!(p.len(), 4);
+        assert_eq!(
+            p[1],
+            Port {
+                name: "req_line".into(),
+                input: true,
+                width: 9
+            }
+        );
+        assert_eq!(p[2].width, 64);
+        assert!(!p[3].input);
+        assert_eq!(ports_from_text(&ports_to_text(&p)).as_deref(), Some(&p[..]));
+    }
+
+    #[test]
+    fn port_check_names_differences() {
+        let p = PbParams::default();
+        let mut ports = expected_ports(&p);
+        assert!(check_ports(&ports, &p).is_ok());
+        ports[5].width = 10;
+        ports.pop();
+        ports.push(Port {
+            name: "extra".into(),
+            input: false,
+            width: 2,
+        });
+        let e = check_ports(&ports, &p).unwrap_err();
+        assert!(
+            e.contains("req_line is input [10], expected input [9]"),
+            "{e}"
+        );
+        assert!(e.contains("missing output obs_drain [1]"), "{e}");
+        assert!(e.contains("unexpected output extra [2]"), "{e}");
+    }
+
+    #[test]
+    fn error_lines_keep_verilator_messages() {
+        let out = "make stuff\n%Error: x.v:3:5: syntax error, unexpected foo\n    3 | bad\n      |     ^~~\n%Error: Exiting due to 1 error(s)\nother\n";
+        let e = error_lines(out);
+        assert!(e.contains("syntax error, unexpected foo"));
+        assert!(e.contains("3 | bad"));
+        assert!(!e.contains("make stuff"));
+    }
+}

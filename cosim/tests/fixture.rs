@@ -1,0 +1,370 @@
+//! The wrapper on the hand-written fixture (tests/fixtures/counter_pb.v):
+//! stepping, reset, wide ports, tracing, the cache and its lock, errors.
+
+mod common;
+
+use std::sync::{Arc, Barrier};
+
+use common::{fixture, random_input, wide, FixtureModel};
+use rand::{rngs::StdRng, SeedableRng};
+use sbrp_cosim::{BuildOpts, CosimError, RtlSource, VerilatedPb};
+use sbrp_iface::{Op, PbIn, PbParams, PbUnit};
+
+fn build(p: &PbParams, opts: &BuildOpts) -> VerilatedPb {
+    VerilatedPb::build(p, RtlSource::File(fixture()), opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Steps the RTL and the fixture's model with the same random inputs.
+fn lockstep(rtl: &mut VerilatedPb, cycles: usize, seed: u64) {
+    let p = *rtl.params();
+    let mut model = FixtureModel::new(p);
+    let mut rng = StdRng::seed_from_u64(seed);
+    rtl.step(&PbIn::reset());
+    model.step(&PbIn::reset());
+    for c in 0..cycles {
+        let i = random_input(&mut rng, &p);
+        let (a, b) = (rtl.step(&i), model.step(&i));
+        assert_eq!(a, b, "cycle {c}, input {i:?}");
+    }
+}
+
+#[test]
+fn steps_like_the_fixture_model() {
+    let p = PbParams::default();
+    let mut rtl = build(&p, &BuildOpts::default());
+    assert_eq!(rtl.name(), "rtl-verilator");
+    assert_eq!(rtl.params(), &p);
+
+    // Outputs of a cycle are the state before its edge plus this cycle's inputs.
+    let o = rtl.step(&PbIn::reset());
+    assert!(
+        !o.req_ready && !o.flush_valid && !o.inv_pm,
+        "rst masks decisions"
+    );
+    let o = rtl.step(&PbIn::req(Op::Store, 5, 300));
+    assert_eq!(
+        (o.req_ready, o.obs_head, o.obs_tail, o.stall),
+        (true, 0, 0, 0)
+    );
+    assert!(o.idle);
+    let o = rtl.step(&PbIn::req(Op::Evict, 7, 12).with_ack(true));
+    assert!(!o.req_ready && o.req_wait);
+    assert_eq!((o.obs_head, o.obs_tail, o.stall), (1, 1, 1 << 5));
+    assert_eq!(
+        (o.flush_valid, o.flush_line, o.flush_warps),
+        (true, 12, 1 << 5)
+    );
+    assert!(o.flush_evict && !o.idle);
+    assert_eq!(o.obs_edm, 300);
+    let o = rtl.step(&PbIn::idle());
+    assert_eq!((o.obs_head, o.obs_actr, o.flush_line), (2, 1, 0));
+    // Reset clears the registers at the edge.
+    let o = rtl.step(&PbIn::reset());
+    assert_eq!(o.obs_head, 3);
+    let o = rtl.step(&PbIn::idle());
+    assert_eq!(
+        (o.obs_head, o.obs_tail, o.obs_odm, o.obs_actr),
+        (0, 0, 0, 0)
+    );
+    assert!(o.idle);
+    assert_eq!(rtl.cycles(), 6);
+
+    lockstep(&mut rtl, 5000, 1);
+}
+
+#[test]
+fn widest_ports_carry_64_bit_masks() {
+    let (p, args) = wide();
+    let opts = BuildOpts {
+        extra_args: args,
+        ..BuildOpts::default()
+    };
+    let mut rtl = build(&p, &opts);
+    rtl.step(&PbIn::reset());
+    rtl.step(&PbIn::req(Op::Store, 63, 1023));
+    rtl.step(&PbIn::req(Op::Store, 0, 1));
+    let o = rtl.step(&PbIn::idle().with_ack(true));
+    assert_eq!(o.flush_warps, (1 << 63) | 1);
+    assert_eq!(o.obs_fsm, !((1u64 << 63) | 1));
+    assert_eq!(o.obs_edm, 1);
+    lockstep(&mut rtl, 3000, 2);
+}
+
+#[test]
+fn ports_of_other_parameters_are_rejected() {
+    // The default-width fixture is not a design for 64 warps.
+    let (p, _) = wide();
+    let e = VerilatedPb::build(&p, RtlSource::File(fixture()), &BuildOpts::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("flush_warps is output [32], expected output [64]"),
+        "{e}"
+    );
+    assert!(
+        e.contains("req_line is input [9], expected input [10]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn instances_are_independent_and_send() {
+    let p = PbParams::default();
+    let mut a = build(&p, &BuildOpts::default());
+    let mut b = a.new_instance();
+    a.step(&PbIn::reset());
+    b.step(&PbIn::reset());
+    for _ in 0..10 {
+        a.step(&PbIn::idle());
+    }
+    assert_eq!(a.step(&PbIn::idle()).obs_head, 10);
+    assert_eq!(b.step(&PbIn::idle()).obs_head, 0);
+    // Move a model to another thread and go on there.
+    let h = std::thread::spawn(move || {
+        lockstep(&mut a, 1000, 3);
+        a.step(&PbIn::idle()).obs_head
+    });
+    h.join().unwrap();
+    drop(b);
+}
+
+#[test]
+fn trace_writes_a_vcd_with_the_port_names() {
+    let p = PbParams::default();
+    let mut rtl = build(&p, &BuildOpts::default());
+    let dir = tempfile::tempdir().unwrap();
+    let vcd = dir.path().join("pb.vcd");
+    rtl.step(&PbIn::reset()); // before tracing: not in the file
+    rtl.trace_on(&vcd).unwrap();
+    assert_eq!(rtl.trace_path(), Some(vcd.as_path()));
+    for k in 0..20u32 {
+        rtl.step(&PbIn::req(Op::Store, (k % 32) as u8, k * 7).with_ack(k % 3 == 0));
+    }
+    rtl.trace_off();
+    assert_eq!(rtl.trace_path(), None);
+    rtl.step(&PbIn::idle()); // after tracing: not in the file either
+    let text = std::fs::read_to_string(&vcd).unwrap();
+    assert!(!text.is_empty());
+    for name in [
+        "clock",
+        "rst",
+        "req_valid",
+        "req_op",
+        "req_warp",
+        "req_line",
+        "ack",
+        "drain_all",
+        "req_ready",
+        "req_wait",
+        "flush_valid",
+        "flush_line",
+        "flush_warps",
+        "flush_evict",
+        "inv_pm",
+        "stall",
+        "idle",
+        "obs_odm",
+        "obs_edm",
+        "obs_fsm",
+        "obs_actr",
+        "obs_head",
+        "obs_tail",
+        "obs_full",
+        "obs_drain",
+    ] {
+        let decl = text
+            .lines()
+            .any(|l| l.starts_with(" ") && l.contains("$var") && l.contains(&format!(" {name} ")));
+        assert!(decl, "no $var for {name} in\n{text}");
+    }
+    // Two samples per traced cycle: times 2..=41 (cycle 0 was before tracing).
+    let times: Vec<u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix('#'))
+        .map(|t| t.trim().parse().unwrap())
+        .collect();
+    assert_eq!(times.first(), Some(&2));
+    assert_eq!(times.last(), Some(&41));
+
+    // A second trace of the same model (a new file) works too.
+    let vcd2 = dir.path().join("pb2.vcd");
+    rtl.trace_on(&vcd2).unwrap();
+    rtl.step(&PbIn::idle());
+    drop(rtl); // Drop closes the open trace
+    let text2 = std::fs::read_to_string(&vcd2).unwrap();
+    assert!(
+        text2.contains("obs_head") && text2.contains("#44"),
+        "{text2}"
+    );
+}
+
+#[test]
+fn trace_to_an_impossible_path_is_an_error() {
+    let mut rtl = build(&PbParams::default(), &BuildOpts::default());
+    let e = rtl
+        .trace_on("/nonexistent-dir/x.vcd")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("/nonexistent-dir/x.vcd"), "{e}");
+    assert!(rtl.trace_path().is_none());
+    rtl.step(&PbIn::reset());
+}
+
+/// A verilator that counts its build runs (not `--version`) in `count`.
+fn counting_verilator(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let count = dir.join("runs");
+    let script = dir.join("verilator-counting");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] || echo run >> '{}'\nexec verilator \"$@\"\n",
+            count.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, count)
+}
+
+fn runs(count: &std::path::Path) -> usize {
+    std::fs::read_to_string(count)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn cache_hits_and_parallel_builds_run_verilator_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let (verilator, count) = counting_verilator(tmp.path());
+    let opts = BuildOpts {
+        cache_dir: Some(cache.clone()),
+        verilator,
+        ..BuildOpts::default()
+    };
+    let p = PbParams::default();
+    // Several threads build the same key at once: one builds, the others
+    // wait on the lock and then load the finished library.
+    const THREADS: usize = 4;
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (barrier, opts) = (barrier.clone(), opts.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut rtl = build(&p, &opts);
+                lockstep(&mut rtl, 200, 4);
+                rtl.build_report().clone()
+            })
+        })
+        .collect();
+    let reports: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(runs(&count), 1, "{reports:#?}");
+    let misses: Vec<_> = reports.iter().filter(|r| !r.cache_hit).collect();
+    assert_eq!(misses.len(), 1, "{reports:#?}");
+    eprintln!("fixture build: {:.1} s", misses[0].build_time.as_secs_f64());
+    let dir = &reports[0].dir;
+    assert!(reports.iter().all(|r| &r.dir == dir));
+    assert!(dir.starts_with(&cache));
+    assert!(reports[0].lib_path.is_file());
+
+    // A later build with the same key: a cache hit, no verilator run.
+    let again = build(&p, &opts);
+    assert!(again.build_report().cache_hit);
+    assert_eq!(again.build_report().dir, *dir);
+    assert_eq!(runs(&count), 1);
+
+    // Another key (other verilator arguments) is built.
+    let (wp, args) = wide();
+    let other = build(
+        &wp,
+        &BuildOpts {
+            extra_args: args,
+            ..opts.clone()
+        },
+    );
+    assert!(!other.build_report().cache_hit);
+    assert_ne!(other.build_report().dir, *dir);
+    assert_eq!(runs(&count), 2);
+
+    // No temporary build directory is left behind: two entries, two locks.
+    let mut names: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(
+        names.iter().all(|n| n.starts_with("file-counter_pb-")),
+        "{names:?}"
+    );
+    assert_eq!(names.iter().filter(|n| n.ends_with(".lock")).count(), 2);
+}
+
+#[test]
+fn missing_rtl_file_names_the_path() {
+    let e = VerilatedPb::build(
+        &PbParams::default(),
+        RtlSource::File("/no/such/dir/design.v".into()),
+        &BuildOpts::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, CosimError::RtlFile { .. }), "{e:?}");
+    assert!(e.to_string().contains("/no/such/dir/design.v"), "{e}");
+}
+
+#[test]
+fn missing_verilator_says_how_to_install_it() {
+    let opts = BuildOpts {
+        verilator: "/no/such/verilator".into(),
+        ..BuildOpts::default()
+    };
+    let e = VerilatedPb::build(&PbParams::default(), RtlSource::File(fixture()), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("verilator not found"), "{e}");
+    assert!(e.contains("apt-get install verilator"), "{e}");
+    assert!(e.contains("scripts/run.sh and scripts/test.sh"), "{e}");
+}
+
+#[test]
+fn verilator_errors_are_reported_with_its_own_lines() {
+    let cache = tempfile::tempdir().unwrap();
+    let bad = cache.path().join("broken.v");
+    let text = std::fs::read_to_string(fixture()).unwrap().replace(
+        "assign idle = cycles == {IW{1'b0}};",
+        "assign idle = cycles == ;",
+    );
+    std::fs::write(&bad, text).unwrap();
+    let opts = BuildOpts {
+        cache_dir: Some(cache.path().join("cache")),
+        ..BuildOpts::default()
+    };
+    let e = VerilatedPb::build(&PbParams::default(), RtlSource::File(bad), &opts).unwrap_err();
+    let s = e.to_string();
+    assert!(matches!(e, CosimError::Tool { .. }), "{e:?}");
+    assert!(s.starts_with("verilator failed on "), "{s}");
+    assert!(s.contains("%Error: ") && s.contains("broken.v:"), "{s}");
+    assert!(s.contains("syntax error"), "{s}");
+    eprintln!("{s}");
+    // Nothing half-built is left in the cache.
+    let leftovers: Vec<_> = std::fs::read_dir(cache.path().join("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".tmp-") || (n.starts_with("file-") && !n.ends_with(".lock")))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn invalid_parameters_are_an_error_not_a_panic() {
+    let p = PbParams {
+        warps: 65,
+        ..PbParams::default()
+    };
+    let e = VerilatedPb::build(&p, RtlSource::File(fixture()), &BuildOpts::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--warps 65"), "{e}");
+}

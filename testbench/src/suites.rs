@@ -1,0 +1,430 @@
+//! Co-simulation suites: traces through the SM front end into the RTL
+//! (Verilator), the reference model, or both in lockstep.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use anyhow::{anyhow, bail, Context, Result};
+use sbrp_cosim::{BuildOpts, RtlSource, VerilatedPb};
+use sbrp_iface::{PbParams, PbUnit};
+use sbrp_sim_fast::frontend::{FrontEnd, FrontEndConfig, RunSummary};
+use sbrp_sim_fast::randgen::{generate, RandSpec};
+use sbrp_sim_fast::trace::{parse, Expect, Expectation, Trace};
+use sbrp_sim_fast::{Mutation, PbModel};
+
+use crate::lockstep::{
+    write_mismatch_vcd, write_vcd, History, Lockstep, Mismatch, MismatchSlot, Recorder,
+};
+
+/// Which implementations run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sides {
+    /// RTL (Verilator) and model in lockstep.
+    Lockstep,
+    /// The reference model alone.
+    Model,
+}
+
+/// Options shared by every suite.
+#[derive(Clone, Debug)]
+pub struct RunOpts {
+    pub params: PbParams,
+    pub sides: Sides,
+    /// Verilog to simulate instead of the generated RTL.
+    pub rtl: Option<PathBuf>,
+    /// Write waveforms here (whole run for the RTL, every cycle for the model).
+    pub vcd_dir: Option<PathBuf>,
+    /// Where a divergence's waveforms go when `vcd_dir` is not given.
+    pub mismatch_dir: PathBuf,
+    pub fe: FrontEndConfig,
+    /// A deliberately broken model (negative controls).
+    pub mutation: Mutation,
+    /// Cycle limit of one trace run.
+    pub max_cycles: u64,
+    /// Write each run's execution record (JSON, for a persistency checker) here.
+    pub record_dir: Option<PathBuf>,
+}
+
+impl RunOpts {
+    pub fn new(params: PbParams) -> RunOpts {
+        RunOpts {
+            params,
+            sides: Sides::Lockstep,
+            rtl: None,
+            vcd_dir: None,
+            mismatch_dir: PathBuf::from("out/mismatch"),
+            fe: FrontEndConfig::default(),
+            mutation: Mutation::None,
+            max_cycles: 2_000_000,
+            record_dir: None,
+        }
+    }
+}
+
+/// The Verilated RTL for one configuration, built (or found in the cache) once.
+pub struct Rtl {
+    proto: VerilatedPb,
+}
+
+impl Rtl {
+    pub fn build(opts: &RunOpts) -> Result<Rtl> {
+        let src = match &opts.rtl {
+            Some(p) => RtlSource::File(p.clone()),
+            None => RtlSource::Generated,
+        };
+        let proto = VerilatedPb::build(&opts.params, src, &BuildOpts::default())?;
+        Ok(Rtl { proto })
+    }
+    fn instance(&self) -> VerilatedPb {
+        self.proto.new_instance()
+    }
+}
+
+/// Outcome of one trace run.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub summary: RunSummary,
+    /// Failed expectations, deadlock, unfinished run.
+    pub fails: Vec<String>,
+    pub mismatch: Option<Mismatch>,
+    /// Waveforms written.
+    pub files: Vec<PathBuf>,
+}
+
+impl Outcome {
+    pub fn ok(&self) -> bool {
+        self.fails.is_empty() && self.mismatch.is_none()
+    }
+}
+
+fn model(opts: &RunOpts) -> Result<Box<dyn PbUnit>> {
+    let mut m = PbModel::new(&opts.params)?;
+    m.mutation = opts.mutation;
+    Ok(Box::new(m))
+}
+
+struct Plan {
+    /// Per SM: trace RTL from this cycle into this file.
+    rtl_trace: Vec<Option<(u64, PathBuf)>>,
+    /// Per SM: keep the model's every cycle here (for its waveform).
+    model_history: Vec<Option<History>>,
+}
+
+fn units(
+    opts: &RunOpts,
+    rtl: Option<&Rtl>,
+    sms: u32,
+    slot: &MismatchSlot,
+    plan: &Plan,
+) -> Result<Vec<Box<dyn PbUnit>>> {
+    (0..sms as usize)
+        .map(|s| -> Result<Box<dyn PbUnit>> {
+            let mut m = model(opts)?;
+            if let Some(Some(h)) = plan.model_history.get(s) {
+                m = Box::new(Recorder {
+                    inner: m,
+                    sink: h.clone(),
+                });
+            }
+            Ok(match opts.sides {
+                Sides::Model => m,
+                Sides::Lockstep => {
+                    let r = rtl.ok_or_else(|| anyhow!("lockstep needs the RTL"))?;
+                    let mut l =
+                        Lockstep::new(Box::new(r.instance()), m, &format!("SM {s}"), slot.clone());
+                    if let Some(Some((from, path))) = plan.rtl_trace.get(s) {
+                        l = l.trace_a_from(*from, path.clone());
+                    }
+                    Box::new(l)
+                }
+            })
+        })
+        .collect()
+}
+
+fn front_end(t: &Trace, opts: &RunOpts, units: Vec<Box<dyn PbUnit>>) -> Result<FrontEnd> {
+    let mut cfg = opts.fe.clone();
+    for (k, v, line) in &t.config {
+        cfg.set(k, v)
+            .map_err(|e| anyhow!("trace line {line}: {e}"))?;
+    }
+    let mut fe = FrontEnd::new(units, cfg);
+    fe.reset();
+    fe.load(t).map_err(|e| anyhow!(e))?;
+    Ok(fe)
+}
+
+/// Runs one trace and checks its expectations. On a divergence, the run is
+/// repeated with the RTL's waveform on for the cycles before it, and both
+/// waveforms are written.
+pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Result<Outcome> {
+    let sms = t.sms();
+    let slot: MismatchSlot = Rc::new(RefCell::new(None));
+    let vcd = opts.vcd_dir.clone();
+    let plan = Plan {
+        rtl_trace: (0..sms)
+            .map(|s| {
+                vcd.as_ref()
+                    .map(|d| (0, d.join(format!("{name}.rtl.sm{s}.vcd"))))
+            })
+            .collect(),
+        model_history: (0..sms)
+            .map(|_| vcd.as_ref().map(|_| History::default()))
+            .collect(),
+    };
+    if let Some(d) = &vcd {
+        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+    }
+    let us = units(opts, rtl, sms, &slot, &plan)?;
+    let mut fe = front_end(t, opts, us)?;
+    fe.recording = opts.record_dir.is_some() || !t.expects.is_empty();
+    fe.run(opts.max_cycles, |_| slot.borrow().is_none());
+    let mut out = Outcome {
+        summary: fe.summary.clone(),
+        ..Outcome::default()
+    };
+    if let Some(d) = &opts.record_dir {
+        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+        let p = d.join(format!("{name}.json"));
+        let json = serde_json::to_string(&fe.record)?;
+        std::fs::write(&p, json).with_context(|| format!("cannot write {}", p.display()))?;
+        out.files.push(p);
+    }
+    if let Some(d) = &vcd {
+        if opts.sides == Sides::Lockstep {
+            for s in 0..sms as usize {
+                out.files.push(d.join(format!("{name}.rtl.sm{s}.vcd")));
+            }
+        }
+    }
+    let mismatch = slot.borrow_mut().take();
+    if let Some(m) = mismatch {
+        let dir = vcd.clone().unwrap_or_else(|| opts.mismatch_dir.clone());
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let sm: usize = m.unit.trim_start_matches("SM ").parse().unwrap_or(0);
+        let model_vcd = dir.join(format!("{name}.model.sm{sm}.vcd"));
+        write_mismatch_vcd(&m, &opts.params, &model_vcd)?;
+        out.files.push(model_vcd);
+        out.files.push(dir.join(format!("{name}.model.sm{sm}.txt")));
+        if vcd.is_none() {
+            // Replay with the RTL waveform on for the last cycles before the divergence.
+            let from = m.cycle.saturating_sub(crate::lockstep::HISTORY as u64 - 1);
+            let path = dir.join(format!("{name}.rtl.sm{sm}.vcd"));
+            let mut rt = vec![None; sms as usize];
+            rt[sm] = Some((from, path.clone()));
+            let replay_slot: MismatchSlot = Rc::new(RefCell::new(None));
+            let plan = Plan {
+                rtl_trace: rt,
+                model_history: vec![],
+            };
+            let us = units(opts, rtl, sms, &replay_slot, &plan)?;
+            let mut fe2 = front_end(t, opts, us)?;
+            fe2.run(opts.max_cycles, |_| replay_slot.borrow().is_none());
+            drop(fe2);
+            out.files.push(path);
+        }
+        out.mismatch = Some(m);
+        return Ok(out);
+    }
+    if let Some(d) = &vcd {
+        // Whole-run model waveforms beside the RTL's.
+        for (s, h) in plan.model_history.iter().enumerate() {
+            if let Some(h) = h {
+                let p = d.join(format!("{name}.model.sm{s}.vcd"));
+                write_vcd(&p, &opts.params, &h.borrow())?;
+                out.files.push(p);
+            }
+        }
+    }
+    if let Some(dl) = &fe.summary.deadlock {
+        out.fails.push(format!("deadlock: {dl}"));
+    } else if !fe.summary.finished {
+        out.fails
+            .push(format!("did not finish within {} cycles", opts.max_cycles));
+    }
+    out.fails.extend(fe.check(t));
+    Ok(out)
+}
+
+/// Reads and parses a trace file; the error names the file and line.
+pub fn load_trace(path: &Path) -> Result<Trace> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read trace {}", path.display()))?;
+    Ok(parse(&text, &path.display().to_string())?)
+}
+
+/// The litmus traces shipped with the repository.
+pub fn litmus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus")
+}
+
+/// Every `*.trace` in `dir`, sorted.
+pub fn litmus_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "trace"))
+        .collect();
+    v.sort();
+    if v.is_empty() {
+        bail!("no *.trace files in {}", dir.display());
+    }
+    Ok(v)
+}
+
+/// Result of a random lockstep run.
+#[derive(Debug, Default)]
+pub struct RandomOutcome {
+    pub cycles: u64,
+    pub chunks: u32,
+    pub persists: u64,
+    pub flushes: u64,
+    pub evict_flushes: u64,
+    pub waits: u64,
+    pub refused: u64,
+    pub max_occupancy: u32,
+    pub fails: Vec<String>,
+    pub mismatch: Option<Mismatch>,
+    pub files: Vec<PathBuf>,
+}
+
+/// Shape of the random traces for a configuration: 2 SMs, every warp busy.
+pub fn rand_spec(p: &PbParams, fe: &FrontEndConfig, chunk: u32) -> RandSpec {
+    RandSpec {
+        sms: 2,
+        warps_per_sm: p.warps,
+        ops_per_warp: (1024 / p.warps).max(16),
+        l1_lines: p.lines,
+        l1_ways: fe.l1_ways,
+        line_bytes: fe.line_bytes,
+        flag_prefix: format!("c{chunk}_"),
+        ordering_percent: if chunk % 3 == 2 { 2 } else { 29 },
+    }
+}
+
+/// Lockstep (or model-only) on chained random traces for `cycles` cycles.
+pub fn run_random(
+    seed: u64,
+    cycles: u64,
+    opts: &RunOpts,
+    rtl: Option<&Rtl>,
+) -> Result<RandomOutcome> {
+    let mut out = RandomOutcome::default();
+    let mut chunk = 0u32;
+    let mut elapsed = 0u64;
+    while elapsed < cycles {
+        let spec = rand_spec(&opts.params, &opts.fe, chunk);
+        let chunk_seed = seed.wrapping_mul(0x9E37_79B9).wrapping_add(chunk as u64);
+        let mut t = generate(&spec, chunk_seed);
+        t.expects.push(Expectation {
+            line: 0,
+            what: Expect::AllDurable,
+        });
+        let mut o = opts.clone();
+        o.max_cycles = cycles - elapsed;
+        let name = format!("random_s{seed}_c{chunk}");
+        let r = run_trace(&t, &o, rtl, &name)?;
+        elapsed += r.summary.cycles;
+        out.chunks += 1;
+        out.persists += r.summary.persists;
+        out.flushes += r.summary.flushes;
+        out.evict_flushes += r.summary.evict_flushes;
+        out.waits += r.summary.waits;
+        out.refused += r.summary.refused;
+        out.max_occupancy = out.max_occupancy.max(r.summary.max_occupancy);
+        out.files.extend(r.files);
+        if let Some(m) = r.mismatch {
+            out.mismatch = Some(m);
+            break;
+        }
+        // A chunk cut short by the cycle budget is not a failure.
+        let cut = !r.summary.finished && elapsed >= cycles && r.summary.deadlock.is_none();
+        if !cut && !r.fails.is_empty() {
+            out.fails.extend(
+                r.fails
+                    .into_iter()
+                    .map(|f| format!("chunk {chunk} (seed {chunk_seed}): {f}")),
+            );
+            break;
+        }
+        chunk += 1;
+    }
+    out.cycles = elapsed;
+    Ok(out)
+}
+
+/// Raw per-cycle stimulus: any request in any cycle, random acks and drains.
+/// The spec defines the unit's behaviour for every input sequence (refusals,
+/// ignored acks), so this explores corners no front end would reach.
+pub struct RawStimulus {
+    rng: sbrp_sim_fast::rng::Rng,
+    warps: u32,
+    lines: u32,
+}
+
+impl RawStimulus {
+    pub fn new(p: &PbParams, seed: u64) -> RawStimulus {
+        RawStimulus {
+            rng: sbrp_sim_fast::rng::Rng::new(seed),
+            warps: p.warps,
+            lines: p.lines,
+        }
+    }
+    pub fn next_input(&mut self) -> sbrp_iface::PbIn {
+        let r = &mut self.rng;
+        // Bias: phases with few acks fill the PB and saturate ACTR.
+        let ack_pct = if (r.next_u64() >> 60) < 3 { 5 } else { 45 };
+        let hot_lines = 8.min(self.lines as u64);
+        sbrp_iface::PbIn {
+            rst: r.below(20_000) == 0,
+            req_valid: r.chance(70),
+            req_op: match r.below(100) {
+                0..=49 => 0,
+                50..=59 => 7,
+                x => 1 + (x % 6) as u8,
+            },
+            // Now and then a warp id beyond the unit's warps (refused).
+            req_warp: if r.below(200) == 0 {
+                r.below(64) as u8
+            } else {
+                r.below(self.warps as u64) as u8
+            },
+            req_line: if r.chance(60) {
+                r.below(hot_lines) as u32
+            } else {
+                r.below(self.lines as u64) as u32
+            },
+            ack: r.chance(ack_pct),
+            drain_all: r.below(500) == 0,
+        }
+    }
+}
+
+/// Raw random stimulus into two implementations in lockstep for `cycles`.
+pub fn run_fuzz(
+    seed: u64,
+    cycles: u64,
+    a: Box<dyn PbUnit>,
+    b: Box<dyn PbUnit>,
+) -> Option<Mismatch> {
+    let p = *a.params();
+    let slot: MismatchSlot = Rc::new(RefCell::new(None));
+    let mut l = Lockstep::new(a, b, "SM 0", slot.clone());
+    let mut stim = RawStimulus::new(&p, seed);
+    l.step(&sbrp_iface::PbIn::reset());
+    for _ in 0..cycles {
+        l.step(&stim.next_input());
+        if slot.borrow().is_some() {
+            break;
+        }
+    }
+    let m = slot.borrow_mut().take();
+    m
+}
+
+/// Builds the Verilated RTL and a model for `opts` (raw fuzzing entry point).
+pub fn rtl_and_model(opts: &RunOpts, rtl: &Rtl) -> Result<(Box<dyn PbUnit>, Box<dyn PbUnit>)> {
+    Ok((Box::new(rtl.instance()), model(opts)?))
+}
