@@ -12,6 +12,8 @@ command -v sta >/dev/null 2>&1 || need+=(opensta)
 # Verilator's generated C++ needs a C++ compiler and make.
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
+# Verilated builds share the runtime's objects through ccache (much faster).
+command -v ccache >/dev/null 2>&1 || need+=(ccache)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi

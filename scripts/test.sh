@@ -5,5 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export CARGO_TERM_COLOR=never
 cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --release -- -D warnings
-cargo test --workspace --release
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace

@@ -232,6 +232,16 @@ impl PbUnit for VerilatedPb {
     fn name(&self) -> &str {
         "rtl-verilator"
     }
+
+    fn set_trace(&mut self, path: Option<&Path>) -> Result<(), String> {
+        match path {
+            Some(p) => self.trace_on(p).map_err(|e| e.to_string()),
+            None => {
+                self.trace_off();
+                Ok(())
+            }
+        }
+    }
 }
 
 impl Drop for VerilatedPb {

@@ -1,0 +1,198 @@
+//! RTL of the SBRP persist buffer unit (`docs/microarch.md`), written with
+//! rust-hdl.
+//!
+//! * [`generate_verilog`]: Verilog of the unit for one parameter set, top
+//!   module `sbrp_pb`.
+//! * [`new_sim`]: the same RTL stepped by rust-hdl's own simulator, as a
+//!   [`PbUnit`].
+//!
+//! The unit is [`SbrpPb`], generic over the const parameters (W, log2 W,
+//! log2 entries, log2 lines, ACTR bits). Runtime [`PbParams`] are validated
+//! and dispatched to the matching instance by a macro (`dispatch!`) that
+//! lists every allowed combination of `sbrp-iface`'s parameter sets; each
+//! combination is one monomorphized instance.
+
+mod blocks;
+mod pb;
+
+pub use blocks::{Mem1R, Mem2R, Mem4R, Reg, WarpIdx};
+pub use pb::SbrpPb;
+
+use rust_hdl::core::prelude::*;
+use sbrp_iface::{ParamError, PbIn, PbOut, PbParams, PbUnit};
+
+/// Name of the top module of the generated Verilog.
+pub const TOP_MODULE: &str = "sbrp_pb";
+
+/// Calls `$f::<W, WB, IW, LW, A>($p)` for the instance matching the
+/// (validated) parameters `$p`.
+macro_rules! dispatch {
+    ($f:ident, $p:expr) => {{
+        let p: &PbParams = $p;
+        match p.warps {
+            4 => dispatch!(@iw $f, p, 4, 2),
+            8 => dispatch!(@iw $f, p, 8, 3),
+            16 => dispatch!(@iw $f, p, 16, 4),
+            32 => dispatch!(@iw $f, p, 32, 5),
+            64 => dispatch!(@iw $f, p, 64, 6),
+            _ => unreachable!("validated warps"),
+        }
+    }};
+    (@iw $f:ident, $p:ident, $w:literal, $wb:literal) => {
+        match $p.idx_bits() {
+            4 => dispatch!(@lw $f, $p, $w, $wb, 4, [4, 5, 6, 7, 8, 9, 10]),
+            5 => dispatch!(@lw $f, $p, $w, $wb, 5, [5, 6, 7, 8, 9, 10]),
+            6 => dispatch!(@lw $f, $p, $w, $wb, 6, [6, 7, 8, 9, 10]),
+            7 => dispatch!(@lw $f, $p, $w, $wb, 7, [7, 8, 9, 10]),
+            8 => dispatch!(@lw $f, $p, $w, $wb, 8, [8, 9, 10]),
+            9 => dispatch!(@lw $f, $p, $w, $wb, 9, [9, 10]),
+            _ => unreachable!("validated entries"),
+        }
+    };
+    (@lw $f:ident, $p:ident, $w:literal, $wb:literal, $iw:literal, [$($lw:literal),+]) => {
+        match $p.line_bits() {
+            $( $lw => dispatch!(@a $f, $p, $w, $wb, $iw, $lw), )+
+            _ => unreachable!("validated lines"),
+        }
+    };
+    (@a $f:ident, $p:ident, $w:literal, $wb:literal, $iw:literal, $lw:literal) => {
+        match $p.actr_bits {
+            4 => $f::<$w, $wb, $iw, $lw, 4>($p),
+            8 => $f::<$w, $wb, $iw, $lw, 8>($p),
+            _ => unreachable!("validated actr_bits"),
+        }
+    };
+}
+
+fn build<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>(
+    p: &PbParams,
+) -> SbrpPb<W, WB, IW, LW, A> {
+    let mut uut = SbrpPb::<W, WB, IW, LW, A>::new(p.window, p.policy);
+    uut.connect_all();
+    uut
+}
+
+fn verilog_of<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>(
+    p: &PbParams,
+) -> String {
+    let uut = build::<W, WB, IW, LW, A>(p);
+    if let Err(e) = check_all(&uut) {
+        panic!("rust-hdl check of the unit failed for {}: {e:?}", p.tag());
+    }
+    rename_top(&rust_hdl::core::prelude::generate_verilog(&uut), TOP_MODULE)
+}
+
+fn sim_of<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>(
+    p: &PbParams,
+) -> Box<dyn PbUnit> {
+    Box::new(RtlSim {
+        p: *p,
+        uut: Box::new(build::<W, WB, IW, LW, A>(p)),
+    })
+}
+
+/// Verilog of the unit with parameters `p`; the top module is `sbrp_pb`, its
+/// sub-modules are `sbrp_pb$<field>`.
+pub fn generate_verilog(p: &PbParams) -> Result<String, ParamError> {
+    p.validate()?;
+    Ok(dispatch!(verilog_of, p))
+}
+
+/// The RTL with parameters `p`, stepped through rust-hdl's simulator.
+pub fn new_sim(p: &PbParams) -> Result<Box<dyn PbUnit>, ParamError> {
+    p.validate()?;
+    Ok(dispatch!(sim_of, p))
+}
+
+/// rust-hdl names the top module `top` and each sub-module `top$<path>`:
+/// renames the identifier `top` (alone or as the `top$` prefix) to `name`.
+fn rename_top(v: &str, name: &str) -> String {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    let mut out = String::with_capacity(v.len() + 1024);
+    let mut rest = v;
+    let mut prev: Option<char> = None;
+    while let Some(pos) = rest.find("top") {
+        let before = rest[..pos].chars().last().or(prev);
+        let after = rest[pos + 3..].chars().next();
+        out.push_str(&rest[..pos]);
+        let starts_token = !before.is_some_and(ident);
+        let ends_ok = !after.is_some_and(|c| ident(c) && c != '$');
+        if starts_token && ends_ok {
+            out.push_str(name);
+        } else {
+            out.push_str("top");
+        }
+        prev = Some('p');
+        rest = &rest[pos + 3..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Cycles allowed for rust-hdl's simulator to settle a phase.
+const SETTLE_ITERS: usize = 1000;
+
+struct RtlSim<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize> {
+    p: PbParams,
+    uut: Box<SbrpPb<W, WB, IW, LW, A>>,
+}
+
+impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>
+    RtlSim<W, WB, IW, LW, A>
+{
+    fn settle(&mut self) {
+        assert!(
+            simulate(&mut *self.uut, SETTLE_ITERS),
+            "rust-hdl simulation of the unit did not settle"
+        );
+    }
+}
+
+impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize> PbUnit
+    for RtlSim<W, WB, IW, LW, A>
+{
+    fn params(&self) -> &PbParams {
+        &self.p
+    }
+
+    fn step(&mut self, inp: &PbIn) -> PbOut {
+        let line_mask = (1u64 << LW) - 1;
+        let u = &mut self.uut;
+        u.rst.next = inp.rst;
+        u.req_valid.next = inp.req_valid;
+        u.req_op.next = Bits::from(u64::from(inp.req_op & 7));
+        u.req_warp.next = Bits::from(u64::from(inp.req_warp & 0x3f));
+        u.req_line.next = Bits::from(u64::from(inp.req_line) & line_mask);
+        u.ack.next = inp.ack;
+        u.drain_all.next = inp.drain_all;
+        u.clock.next = Clock { clk: false };
+        self.settle();
+        let u = &self.uut;
+        let out = PbOut {
+            req_ready: u.req_ready.val(),
+            req_wait: u.req_wait.val(),
+            flush_valid: u.flush_valid.val(),
+            flush_line: u.flush_line.val().to_u64() as u32,
+            flush_warps: u.flush_warps.val().to_u64(),
+            flush_evict: u.flush_evict.val(),
+            inv_pm: u.inv_pm.val(),
+            stall: u.stall.val().to_u64(),
+            idle: u.idle.val(),
+            obs_odm: u.obs_odm.val().to_u64(),
+            obs_edm: u.obs_edm.val().to_u64(),
+            obs_fsm: u.obs_fsm.val().to_u64(),
+            obs_actr: u.obs_actr.val().to_u64() as u32,
+            obs_head: u.obs_head.val().to_u64() as u32,
+            obs_tail: u.obs_tail.val().to_u64() as u32,
+            obs_full: u.obs_full.val(),
+            obs_drain: u.obs_drain.val(),
+        };
+        self.uut.clock.next = Clock { clk: true };
+        self.settle();
+        out
+    }
+
+    fn name(&self) -> &str {
+        "rtl-rusthdl"
+    }
+}

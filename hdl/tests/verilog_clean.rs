@@ -1,0 +1,227 @@
+//! The generated Verilog passes Verilator's lint (`-Wall`, with the waivers of
+//! `constraints/verilator_waivers.vlt`) and yosys' generic synthesis with
+//! `check -assert`, for entries {16, 64, 256, 512} x warps {32, 64}
+//! (lines = max(512, entries)).
+//!
+//! A second test lints (Verilator only, it is fast) every warp count, both
+//! ACTR widths, the smallest and largest entries and lines, and each policy.
+//!
+//! yosys is the slow part (minutes for 512 entries and 64 warps, its memories
+//! having four asynchronous read ports): the configurations run on two
+//! threads, and each one's time is printed.
+
+use sbrp_iface::PbParams;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Instant;
+
+const INSTALL_HINT: &str = "scripts/test.sh installs it (apt-get install verilator yosys)";
+
+fn configs() -> Vec<PbParams> {
+    let mut v = vec![];
+    for entries in [16, 64, 256, 512] {
+        for warps in [32, 64] {
+            v.push(PbParams {
+                entries,
+                warps,
+                lines: entries.max(512),
+                ..PbParams::default()
+            });
+        }
+    }
+    v
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Runs a tool; panics with the install hint when it is missing.
+fn run(tool: &str, args: &[&str]) -> (bool, String) {
+    let out = match Command::new(tool).args(args).output() {
+        Ok(o) => o,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            panic!("{tool} is not installed: {INSTALL_HINT}")
+        }
+        Err(e) => panic!("cannot run {tool}: {e}"),
+    };
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// The lines of a tool's output that report a problem (all of it if none match).
+fn problem_lines(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("error") || l.contains("warning")
+        })
+        .collect();
+    if lines.is_empty() {
+        text.to_string()
+    } else {
+        lines.join("\n")
+    }
+}
+
+fn write_verilog(p: &PbParams, base: &Path) -> PathBuf {
+    let v = sbrp_hdl::generate_verilog(p).expect("allowed parameters");
+    assert!(v.contains("module sbrp_pb("), "top module is sbrp_pb");
+    assert!(
+        !v.contains("module top"),
+        "rust-hdl's `top` name is replaced"
+    );
+    assert!(!v.contains("initial"), "no initial blocks");
+    let dir = base.join(p.tag());
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("sbrp_pb.v"), v).unwrap();
+    dir
+}
+
+#[test]
+fn verilog_lints_and_synthesizes_clean() {
+    // Missing tools fail at once, with the hint.
+    run("verilator", &["--version"]);
+    run("yosys", &["-V"]);
+    let waivers = repo_root().join("constraints/verilator_waivers.vlt");
+    assert!(waivers.exists(), "{} is missing", waivers.display());
+    let base = std::env::temp_dir().join(format!("sbrp_hdl_verilog_{}", std::process::id()));
+    let failures = Mutex::new(Vec::<String>::new());
+
+    let dirs: Vec<(PbParams, PathBuf)> = configs()
+        .into_iter()
+        .map(|p| {
+            let d = write_verilog(&p, &base);
+            (p, d)
+        })
+        .collect();
+
+    for (p, dir) in &dirs {
+        let t = Instant::now();
+        let res = lint(p, &dir.join("sbrp_pb.v"), &waivers);
+        eprintln!("verilator {}: {:.1} s", p.tag(), t.elapsed().as_secs_f64());
+        if let Err(e) = res {
+            failures.lock().unwrap().push(e);
+        }
+    }
+
+    // yosys: biggest first, two at a time.
+    let queue = Mutex::new(dirs.iter().collect::<Vec<_>>());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let Some((p, dir)) = queue.lock().unwrap().pop() else {
+                    break;
+                };
+                let file = dir.join("sbrp_pb.v");
+                let script = format!(
+                    "read_verilog {}; synth -top sbrp_pb; check -assert",
+                    file.display()
+                );
+                let t = Instant::now();
+                let (ok, text) = run("yosys", &["-q", "-p", &script]);
+                eprintln!("yosys {}: {:.1} s", p.tag(), t.elapsed().as_secs_f64());
+                if !ok {
+                    failures.lock().unwrap().push(format!(
+                        "yosys synth/check failed for {}:\n{}",
+                        p.tag(),
+                        problem_lines(&text)
+                    ));
+                } else if !text.trim().is_empty() {
+                    eprintln!("yosys {} said:\n{}", p.tag(), text.trim());
+                }
+            });
+        }
+    });
+
+    let failures = failures.into_inner().unwrap();
+    if failures.is_empty() {
+        let _ = std::fs::remove_dir_all(&base);
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\n(Verilog kept in {})",
+        failures.join("\n\n"),
+        base.display()
+    );
+}
+
+fn lint(p: &PbParams, file: &Path, waivers: &Path) -> Result<(), String> {
+    let (ok, text) = run(
+        "verilator",
+        &[
+            "--lint-only",
+            "-Wall",
+            waivers.to_str().unwrap(),
+            file.to_str().unwrap(),
+            "--top-module",
+            "sbrp_pb",
+        ],
+    );
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "verilator lint failed for {}:\n{}",
+            p.tag(),
+            problem_lines(&text)
+        ))
+    }
+}
+
+#[test]
+fn verilog_lints_clean_across_parameter_sets() {
+    use sbrp_iface::{
+        FlushPolicy, ACTR_BITS_CHOICES, ENTRIES_MAX, ENTRIES_MIN, LINES_MAX, WARP_CHOICES,
+    };
+    run("verilator", &["--version"]);
+    let waivers = repo_root().join("constraints/verilator_waivers.vlt");
+    let base = std::env::temp_dir().join(format!("sbrp_hdl_lint_{}", std::process::id()));
+    let mut failures = vec![];
+    let policies = [
+        (1, FlushPolicy::Lazy),
+        (6, FlushPolicy::Window),
+        (15, FlushPolicy::Eager),
+    ];
+    let mut n = 0;
+    for warps in WARP_CHOICES {
+        for actr_bits in ACTR_BITS_CHOICES {
+            for (entries, lines) in [
+                (ENTRIES_MIN, ENTRIES_MIN),
+                (ENTRIES_MIN, LINES_MAX),
+                (ENTRIES_MAX, ENTRIES_MAX),
+                (ENTRIES_MAX, LINES_MAX),
+            ] {
+                let (window, policy) = policies[n % policies.len()];
+                n += 1;
+                let p = PbParams {
+                    entries,
+                    warps,
+                    lines,
+                    actr_bits,
+                    window,
+                    policy,
+                };
+                let dir = write_verilog(&p, &base);
+                if let Err(e) = lint(&p, &dir.join("sbrp_pb.v"), &waivers) {
+                    failures.push(e);
+                }
+            }
+        }
+    }
+    if failures.is_empty() {
+        let _ = std::fs::remove_dir_all(&base);
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\n(Verilog kept in {})",
+        failures.join("\n\n"),
+        base.display()
+    );
+}

@@ -1,0 +1,156 @@
+//! The `sbrp` command: documented options, refused parameters, bad input.
+
+use std::process::Command;
+
+fn sbrp(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sbrp"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("sbrp-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn verilog_writes_the_file_and_prints_parameters_and_storage() {
+    let d = tmp("ok");
+    let (code, out, err) = sbrp(&[
+        "verilog",
+        "--entries",
+        "16",
+        "--warps",
+        "4",
+        "--lines",
+        "16",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("entries 16 warps 4 lines 16"), "{out}");
+    assert!(out.contains("total") && out.contains("paper"), "{out}");
+    let v = std::fs::read_to_string(d.join("sbrp_pb.v")).unwrap();
+    assert!(v.contains("module sbrp_pb("));
+}
+
+#[test]
+fn impossible_parameters_are_refused_and_nothing_is_written() {
+    for (args, param) in [
+        (vec!["--entries", "100"], "--entries"),
+        (vec!["--entries", "1024", "--lines", "1024"], "--entries"),
+        (vec!["--warps", "65"], "--warps"),
+        (vec!["--entries", "512", "--lines", "256"], "--lines"),
+        (vec!["--window", "0"], "--window"),
+    ] {
+        let d = tmp("bad");
+        let mut a = vec!["verilog", "--out", d.to_str().unwrap()];
+        a.extend(args.iter());
+        let (code, _, err) = sbrp(&a);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(
+            err.contains(param) && err.contains("allowed"),
+            "{args:?}: {err}"
+        );
+        assert!(!d.exists(), "{args:?}: output written");
+    }
+}
+
+#[test]
+fn help_documents_every_option() {
+    let (code, out, _) = sbrp(&["verilog", "--help"]);
+    assert_eq!(code, 0);
+    for o in [
+        "--entries",
+        "--warps",
+        "--lines",
+        "--window",
+        "--actr-bits",
+        "--policy",
+        "--out",
+    ] {
+        assert!(out.contains(o), "{o} missing from help");
+    }
+    let (_, out, _) = sbrp(&["cosim", "--help"]);
+    for o in [
+        "--suite",
+        "--trace",
+        "--seed",
+        "--cycles",
+        "--rtl",
+        "--vcd",
+        "--model-only",
+        "--record",
+    ] {
+        assert!(out.contains(o), "{o} missing from cosim help");
+    }
+}
+
+#[test]
+fn malformed_trace_names_file_line_and_expectation() {
+    let d = tmp("trace");
+    std::fs::create_dir_all(&d).unwrap();
+    let f = d.join("bad.trace");
+    std::fs::write(&f, "0.0 st.pm 0x100\n0.0 ofence\n0.1 st.pm zz\n").unwrap();
+    let (code, out, err) = sbrp(&["cosim", "--trace", f.to_str().unwrap(), "--model-only"]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("bad.trace:3") && err.contains("expected an address"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked") && !out.contains("PASS"));
+}
+
+#[test]
+fn missing_verilator_says_how_to_install_it() {
+    let d = tmp("nover");
+    let (code, _, err) = Command::new(env!("CARGO_BIN_EXE_sbrp"))
+        .args([
+            "cosim",
+            "--suite",
+            "litmus",
+            "--entries",
+            "16",
+            "--warps",
+            "4",
+            "--lines",
+            "16",
+        ])
+        .env("SBRP_VERILATOR", "/nonexistent/verilator")
+        .env("SBRP_VERILATOR_CACHE", &d)
+        .output()
+        .map(|o| {
+            (
+                o.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&o.stdout).to_string(),
+                String::from_utf8_lossy(&o.stderr).to_string(),
+            )
+        })
+        .unwrap();
+    assert_ne!(code, 0);
+    assert!(err.contains("apt-get install verilator"), "{err}");
+}
+
+#[test]
+fn model_only_litmus_suite_passes_and_mutation_fails() {
+    let (code, out, _) = sbrp(&["cosim", "--suite", "litmus", "--model-only"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" 0 failed"), "{out}");
+    let (code, out, _) = sbrp(&[
+        "cosim",
+        "--suite",
+        "litmus",
+        "--model-only",
+        "--mutate",
+        "ignore-fsm",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("FAIL"), "{out}");
+}

@@ -1,0 +1,195 @@
+//! Lockstep co-simulation of the Verilated RTL and the reference model:
+//! the litmus suite, random traces over the corners of the parameter space,
+//! raw fuzzing, and negative controls (an altered model, an altered RTL file)
+//! that must be caught within a bounded number of cycles.
+
+use std::path::PathBuf;
+
+use sbrp_iface::{FlushPolicy, PbParams};
+use sbrp_sim_fast::Mutation;
+use sbrp_testbench::suites::{
+    litmus_dir, litmus_files, load_trace, rtl_and_model, run_fuzz, run_random, run_trace, Rtl,
+    RunOpts, Sides,
+};
+
+fn opts(p: PbParams) -> RunOpts {
+    let mut o = RunOpts::new(p);
+    o.mismatch_dir = std::env::temp_dir().join(format!("sbrp-mismatch-{}", std::process::id()));
+    o
+}
+
+#[test]
+fn litmus_suite_in_lockstep_default_config() {
+    let o = opts(PbParams::default());
+    let rtl = Rtl::build(&o).unwrap();
+    let files = litmus_files(&litmus_dir()).unwrap();
+    assert!(files.len() >= 16, "litmus traces missing");
+    for f in files {
+        let t = load_trace(&f).unwrap();
+        let r = run_trace(&t, &o, Some(&rtl), "litmus").unwrap();
+        assert!(
+            r.mismatch.is_none(),
+            "{}: {}",
+            f.display(),
+            r.mismatch.unwrap()
+        );
+        assert!(r.fails.is_empty(), "{}: {:?}", f.display(), r.fails);
+    }
+}
+
+/// Random lockstep over entries {16, 64, 256} x warps {32, 64} x window
+/// {1, 6, 16} for one policy, with a bounded cycle count per corner.
+fn corners(policy: FlushPolicy) {
+    let cycles = 6_000;
+    for entries in [16, 64, 256] {
+        for warps in [32, 64] {
+            for window in [1, 6, 16] {
+                let p = PbParams {
+                    entries,
+                    warps,
+                    lines: entries.max(64),
+                    window,
+                    policy,
+                    ..PbParams::default()
+                };
+                let o = opts(p);
+                let rtl = Rtl::build(&o).unwrap();
+                let r = run_random(entries as u64 + window as u64, cycles, &o, Some(&rtl)).unwrap();
+                let tag = p.tag();
+                assert!(r.mismatch.is_none(), "{tag}: {}", r.mismatch.unwrap());
+                assert!(r.fails.is_empty(), "{tag}: {:?}", r.fails);
+                assert!(r.cycles >= cycles && r.persists > 100, "{tag}: {r:?}");
+                if entries == 16 {
+                    // Small buffers reach back-pressure: refusals or waits.
+                    assert!(r.refused + r.waits > 0, "{tag}: {r:?}");
+                }
+                let (a, b) = rtl_and_model(&o, &rtl).unwrap();
+                let m = run_fuzz(7, 20_000, a, b);
+                assert!(m.is_none(), "{tag} fuzz: {}", m.unwrap());
+            }
+        }
+    }
+}
+
+#[test]
+fn random_corners_window_policy() {
+    corners(FlushPolicy::Window);
+}
+
+#[test]
+fn random_corners_eager_policy() {
+    corners(FlushPolicy::Eager);
+}
+
+#[test]
+fn random_corners_lazy_policy() {
+    corners(FlushPolicy::Lazy);
+}
+
+#[test]
+fn altered_model_is_caught_within_bounded_cycles() {
+    let p = PbParams {
+        entries: 16,
+        warps: 4,
+        lines: 16,
+        ..PbParams::default()
+    };
+    let mut o = opts(p);
+    let rtl = Rtl::build(&o).unwrap();
+    for m in [
+        Mutation::IgnoreCoalesceOrdering,
+        Mutation::IgnoreFsm,
+        Mutation::WindowOffByOne,
+        Mutation::DFenceNoWait,
+    ] {
+        o.mutation = m;
+        let (a, b) = rtl_and_model(&o, &rtl).unwrap();
+        let mm = run_fuzz(1, 200_000, a, b).unwrap_or_else(|| panic!("{m:?} not caught"));
+        assert!(mm.cycle < 200_000 && !mm.diffs.is_empty(), "{m:?}");
+    }
+    // The litmus expectations catch them too, with the model alone.
+    o.sides = Sides::Model;
+    for m in [
+        Mutation::IgnoreCoalesceOrdering,
+        Mutation::IgnoreFsm,
+        Mutation::WindowOffByOne,
+        Mutation::DFenceNoWait,
+    ] {
+        o.params = PbParams::default();
+        o.mutation = m;
+        let caught = litmus_files(&litmus_dir()).unwrap().iter().any(|f| {
+            let t = load_trace(f).unwrap();
+            !run_trace(&t, &o, None, "mut").unwrap().fails.is_empty()
+        });
+        assert!(caught, "{m:?} passes every litmus trace");
+    }
+}
+
+/// Writes the generated Verilog with one textual change.
+fn mutated_rtl(p: &PbParams, from: &str, to: &str, name: &str) -> PathBuf {
+    let v = sbrp_hdl::generate_verilog(p).unwrap();
+    assert!(
+        v.contains(from),
+        "mutation point `{from}` not in the Verilog"
+    );
+    let dir = std::env::temp_dir().join(format!("sbrp-mut-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sbrp_pb.v");
+    std::fs::write(&path, v.replacen(from, to, 1)).unwrap();
+    path
+}
+
+#[test]
+fn altered_rtl_file_is_caught_with_waveforms() {
+    let p = PbParams {
+        entries: 16,
+        warps: 4,
+        lines: 16,
+        ..PbParams::default()
+    };
+    // The window compare off by one, and the head's FSM gating removed.
+    for (from, to, name) in [
+        ("(r_actr$q < c_window)", "(r_actr$q <= c_window)", "window"),
+        ("(~|(m_warps$rd0 & fsm_eff)) && ", "", "fsm"),
+    ] {
+        let mut o = opts(p);
+        o.rtl = Some(mutated_rtl(&p, from, to, name));
+        let rtl = Rtl::build(&o).unwrap();
+        let (a, b) = rtl_and_model(&o, &rtl).unwrap();
+        let m =
+            run_fuzz(3, 200_000, a, b).unwrap_or_else(|| panic!("RTL mutation {name} not caught"));
+        assert!(m.cycle < 200_000);
+        // Through a litmus trace: the run stops at the divergence and writes
+        // both waveforms around it.
+        let dir = std::env::temp_dir().join(format!("sbrp-mut-vcd-{}-{name}", std::process::id()));
+        o.mismatch_dir = dir.clone();
+        let t = load_trace(&litmus_dir().join(if name == "window" {
+            "11_window.trace"
+        } else {
+            "05_fsm_isolation.trace"
+        }))
+        .unwrap();
+        let mut o2 = o.clone();
+        o2.params = p;
+        let r = run_trace(&t, &o2, Some(&rtl), "mut").unwrap();
+        let mm = r.mismatch.expect("litmus trace did not diverge");
+        assert!(!mm.diffs.is_empty());
+        let rtl_vcd = dir.join("mut.rtl.sm0.vcd");
+        let model_vcd = dir.join("mut.model.sm0.vcd");
+        for f in [&rtl_vcd, &model_vcd] {
+            let text =
+                std::fs::read_to_string(f).unwrap_or_else(|_| panic!("{} missing", f.display()));
+            assert!(
+                text.contains("flush_valid") && text.contains("obs_actr"),
+                "{}",
+                f.display()
+            );
+        }
+        // The RTL waveform covers the divergence cycle (2 samples per cycle).
+        let rtl_text = std::fs::read_to_string(&rtl_vcd).unwrap();
+        assert!(
+            rtl_text.contains(&format!("#{}", 2 * mm.cycle)),
+            "RTL VCD ends before the divergence"
+        );
+    }
+}
