@@ -166,7 +166,7 @@ fn altered_rtl_file_is_caught_with_waveforms() {
         let t = load_trace(&litmus_dir().join(if name == "window" {
             "11_window.trace"
         } else {
-            "05_fsm_isolation.trace"
+            "04_no_false_ordering.trace"
         }))
         .unwrap();
         let mut o2 = o.clone();
