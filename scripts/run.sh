@@ -20,3 +20,8 @@ echo "== yosys synth (generic gates)"
 yosys -q -p "read_verilog out/sbrp_pb.v; synth -top sbrp_pb; check -assert; tee -q -o out/yosys_stat.txt stat"
 echo "yosys: no latches, no undriven or multiply driven nets"
 grep -E "Number of cells|Number of wires:" out/yosys_stat.txt | tail -2 | sed 's/^ */yosys: /'
+
+echo "== lockstep co-simulation: RTL (Verilator) vs reference model"
+$sbrp cosim --suite litmus | tail -1
+$sbrp cosim --suite random --seed 1 --cycles 200000 | tail -1
+$sbrp cosim --suite fuzz --seed 1 --cycles 1000000 | tail -1

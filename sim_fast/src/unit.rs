@@ -13,6 +13,19 @@ enum HeadAct {
     Retire,
 }
 
+const MAX_ENTRIES: usize = sbrp_iface::ENTRIES_MAX as usize;
+const MAX_LINES: usize = sbrp_iface::LINES_MAX as usize;
+
+/// One PB entry: the spec's `pb_type`, `pb_warps`, `pb_line`, `pb_snap` words.
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    warps: u64,
+    line: u32,
+    snap_idx: u32,
+    ty: u8,
+    snap_valid: bool,
+}
+
 /// The reference model. Fields mirror the spec's state (§3).
 #[derive(Clone)]
 pub struct PbModel {
@@ -32,14 +45,11 @@ pub struct PbModel {
     drain_idx: u32,
     lo_valid: bool,
     lo_idx: u32,
-    // memories
-    pb_type: Vec<u8>,
-    pb_warps: Vec<u64>,
-    pb_line: Vec<u32>,
-    pb_snap_valid: Vec<bool>,
-    pb_snap_idx: Vec<u32>,
-    l1_pbidx: Vec<u32>,
-    warp_last_ord: Vec<u32>,
+    // memories, sized for the largest parameters so that masked indices
+    // need no bounds checks; one struct per PB entry for locality
+    pb: Box<[Entry; MAX_ENTRIES]>,
+    l1_pbidx: Box<[u32; MAX_LINES]>,
+    warp_last_ord: [u32; 64],
     /// Deliberate deviations for negative controls (tests that the checks check).
     pub mutation: Mutation,
 }
@@ -63,7 +73,6 @@ pub enum Mutation {
 impl PbModel {
     pub fn new(p: &PbParams) -> Result<PbModel, sbrp_iface::ParamError> {
         p.validate()?;
-        let n = p.entries as usize;
         Ok(PbModel {
             p: *p,
             n_mask: p.entries - 1,
@@ -80,26 +89,30 @@ impl PbModel {
             drain_idx: 0,
             lo_valid: false,
             lo_idx: 0,
-            pb_type: vec![0; n],
-            pb_warps: vec![0; n],
-            pb_line: vec![0; n],
-            pb_snap_valid: vec![false; n],
-            pb_snap_idx: vec![0; n],
-            l1_pbidx: vec![0; p.lines as usize],
-            warp_last_ord: vec![0; p.warps as usize],
+            pb: Box::new([Entry::default(); MAX_ENTRIES]),
+            l1_pbidx: Box::new([0; MAX_LINES]),
+            warp_last_ord: [0; 64],
             mutation: Mutation::None,
         })
     }
 
+    #[inline(always)]
+    fn e(&self, i: u32) -> &Entry {
+        &self.pb[i as usize & (MAX_ENTRIES - 1)]
+    }
     #[inline]
+    fn e_mut(&mut self, i: u32) -> &mut Entry {
+        &mut self.pb[i as usize & (MAX_ENTRIES - 1)]
+    }
+    #[inline(always)]
     fn age(&self, i: u32) -> u32 {
         i.wrapping_sub(self.head) & self.n_mask
     }
-    #[inline]
+    #[inline(always)]
     fn used(&self) -> u32 {
         self.tail.wrapping_sub(self.head) & self.n_mask
     }
-    #[inline]
+    #[inline(always)]
     fn live(&self, i: u32) -> bool {
         self.full || self.age(i) < self.used()
     }
@@ -115,19 +128,19 @@ impl PbModel {
         }
     }
     /// PB index of line `l`'s entry, when the line is buffered.
-    #[inline]
+    #[inline(always)]
     fn buffered(&self, l: u32) -> Option<u32> {
-        let k = self.l1_pbidx[l as usize];
-        (self.live(k) && self.pb_type[k as usize] == ty::PERSIST && self.pb_line[k as usize] == l)
-            .then_some(k)
+        let k = self.l1_pbidx[l as usize & (MAX_LINES - 1)];
+        let e = self.e(k);
+        (self.live(k) && e.ty == ty::PERSIST && e.line == l).then_some(k)
     }
 
     /// Entries currently in the PB, oldest first: (type, warps, line).
     pub fn entries(&self) -> Vec<(u8, u64, u32)> {
         (0..self.count())
             .map(|a| {
-                let i = ((self.head + a) & self.n_mask) as usize;
-                (self.pb_type[i], self.pb_warps[i], self.pb_line[i])
+                let e = self.e((self.head + a) & self.n_mask);
+                (e.ty, e.warps, e.line)
             })
             .collect()
     }
@@ -172,6 +185,7 @@ impl PbUnit for PbModel {
         "model"
     }
 
+    #[inline]
     fn step(&mut self, inp: &PbIn) -> PbOut {
         let mut out = self.observe();
         if inp.rst {
@@ -199,8 +213,8 @@ impl PbUnit for PbModel {
         };
 
         // 4.1 head action
-        let h = self.head as usize;
-        let (ht, hw, hl) = (self.pb_type[h], self.pb_warps[h], self.pb_line[h]);
+        let he = *self.e(self.head);
+        let (ht, hw, hl) = (he.ty, he.warps, he.line);
         let head_act = if self.empty() || hold {
             HeadAct::None
         } else if ht == ty::HOLE {
@@ -233,10 +247,11 @@ impl PbUnit for PbModel {
                         .buffered(l)
                         .filter(|&k| !(head_leaving && k == self.head));
                     if let Some(k) = hit {
-                        let j = self.warp_last_ord[w as usize];
+                        let j = self.warp_last_ord[w as usize & 63];
+                        let ej = self.e(j);
                         let younger_ord = self.live(j)
-                            && ty::is_ordering(self.pb_type[j as usize])
-                            && self.pb_warps[j as usize] & wbit != 0
+                            && ty::is_ordering(ej.ty)
+                            && ej.warps & wbit != 0
                             && self.age(j) > self.age(k)
                             && self.mutation != Mutation::IgnoreCoalesceOrdering;
                         if younger_ord {
@@ -245,28 +260,30 @@ impl PbUnit for PbModel {
                             target = Some(k);
                         } else {
                             out.req_ready = true;
-                            self.pb_warps[k as usize] |= wbit;
+                            self.e_mut(k).warps |= wbit;
                         }
                     } else if !self.full {
                         out.req_ready = true;
                         push = true;
-                        let t = self.tail as usize;
-                        self.pb_type[t] = ty::PERSIST;
-                        self.pb_warps[t] = wbit;
-                        self.pb_line[t] = l;
-                        self.pb_snap_valid[t] = self.lo_valid;
-                        self.pb_snap_idx[t] = self.lo_idx;
-                        self.l1_pbidx[l as usize] = self.tail;
+                        let (tail, lo_valid, lo_idx) = (self.tail, self.lo_valid, self.lo_idx);
+                        *self.e_mut(tail) = Entry {
+                            warps: wbit,
+                            line: l,
+                            snap_idx: lo_idx,
+                            ty: ty::PERSIST,
+                            snap_valid: lo_valid,
+                        };
+                        self.l1_pbidx[l as usize & (MAX_LINES - 1)] = tail;
                     }
                 }
                 Op::Evict => {
                     if let Some(k) = self.buffered(l) {
-                        let ku = k as usize;
-                        if self.pb_snap_valid[ku] && self.age(self.pb_snap_idx[ku]) < self.age(k) {
+                        let ek = *self.e(k);
+                        if ek.snap_valid && self.age(ek.snap_idx) < self.age(k) {
                             out.req_wait = true;
                             edm_set |= wbit;
                             target = Some(k);
-                        } else if self.pb_warps[ku] & fsm_gate != 0 || actr_max || hold {
+                        } else if ek.warps & fsm_gate != 0 || actr_max || hold {
                             out.req_wait = true;
                             edm_set |= wbit;
                         } else {
@@ -274,9 +291,9 @@ impl PbUnit for PbModel {
                             evict_flush = true;
                             out.flush_valid = true;
                             out.flush_line = l;
-                            out.flush_warps = self.pb_warps[ku];
+                            out.flush_warps = ek.warps;
                             out.flush_evict = true;
-                            self.pb_type[ku] = ty::HOLE;
+                            self.e_mut(k).ty = ty::HOLE;
                         }
                     } else {
                         out.req_ready = true;
@@ -285,19 +302,18 @@ impl PbUnit for PbModel {
                 op => {
                     let t = op as u8 + 1;
                     let y = self.tail.wrapping_sub(1) & self.n_mask;
-                    let coal = !self.empty()
-                        && self.pb_type[y as usize] == t
-                        && !(head_leaving && y == self.head);
+                    let coal =
+                        !self.empty() && self.e(y).ty == t && !(head_leaving && y == self.head);
                     let e = if coal {
-                        self.pb_warps[y as usize] |= wbit;
+                        self.e_mut(y).warps |= wbit;
                         Some(y)
                     } else if !self.full {
-                        let tl = self.tail as usize;
-                        self.pb_type[tl] = t;
-                        self.pb_warps[tl] = wbit;
-                        self.pb_line[tl] = 0;
-                        self.pb_snap_valid[tl] = false;
-                        self.pb_snap_idx[tl] = 0;
+                        let tail = self.tail;
+                        *self.e_mut(tail) = Entry {
+                            warps: wbit,
+                            ty: t,
+                            ..Entry::default()
+                        };
                         push = true;
                         new_lo = Some(self.tail);
                         Some(self.tail)
@@ -306,7 +322,7 @@ impl PbUnit for PbModel {
                     };
                     if let Some(e) = e {
                         out.req_ready = true;
-                        self.warp_last_ord[w as usize] = e;
+                        self.warp_last_ord[w as usize & 63] = e;
                         if op.stalls_in_odm() {
                             odm_set = wbit;
                             target = Some(e);
