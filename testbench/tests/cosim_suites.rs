@@ -193,3 +193,41 @@ fn altered_rtl_file_is_caught_with_waveforms() {
         );
     }
 }
+
+/// The gate-level netlist Yosys makes of the RTL (`synth; write_verilog`) is
+/// simulated through `--rtl` and stays in lockstep with the model.
+#[test]
+fn yosys_netlist_matches_the_model() {
+    let p = PbParams {
+        entries: 16,
+        warps: 4,
+        lines: 16,
+        ..PbParams::default()
+    };
+    let dir = std::env::temp_dir().join(format!("sbrp-netlist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rtl = dir.join("sbrp_pb.v");
+    let net = dir.join("netlist.v");
+    std::fs::write(&rtl, sbrp_hdl::generate_verilog(&p).unwrap()).unwrap();
+    let out = std::process::Command::new("yosys")
+        .arg("-q")
+        .arg("-p")
+        .arg(format!(
+            "read_verilog {}; synth -top sbrp_pb; write_verilog -noattr {}",
+            rtl.display(),
+            net.display()
+        ))
+        .output()
+        .expect("yosys not found: scripts/test.sh installs it (apt-get install yosys)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut o = opts(p);
+    o.rtl = Some(net);
+    let rtl = Rtl::build(&o).unwrap();
+    let (a, b) = rtl_and_model(&o, &rtl).unwrap();
+    let m = run_fuzz(11, 100_000, a, b);
+    assert!(m.is_none(), "netlist diverges: {}", m.unwrap());
+}
