@@ -778,6 +778,12 @@ fn load(path: &Path) -> Result<ShimFns, CosimError> {
     Ok(fns)
 }
 
+/// True when `prog` is found on PATH.
+fn which(prog: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(prog).is_file()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -829,10 +835,4 @@ mod tests {
         assert!(e.contains("3 | bad"));
         assert!(!e.contains("make stuff"));
     }
-}
-
-/// True when `prog` is found on PATH.
-fn which(prog: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(prog).is_file()))
 }

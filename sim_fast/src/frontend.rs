@@ -145,13 +145,19 @@ struct Line {
     words: BTreeMap<u64, u64>,
 }
 
+/// Words of one line: (address, value).
+type Cells = Vec<(u64, u64)>;
+
+/// A flush on its way to the persistence domain: (due cycle, flush id, words).
+type InFlight = (u64, u64, Cells);
+
 struct Sm {
     unit: Box<dyn PbUnit>,
     l1: Vec<Line>,
     sets: u32,
     warps: Vec<Warp>,
     rr: usize,
-    inflight: VecDeque<(u64, u64, Vec<(u64, u64)>)>, // (due, flush id, cells)
+    inflight: VecDeque<InFlight>,
     drained: bool,
 }
 
@@ -915,7 +921,7 @@ impl FrontEnd {
                     // L1s are not coherent: per SM, the last value each address
                     // was given must have reached the persistence domain.
                     let mut last: HashMap<(u32, u64), u64> = HashMap::new();
-                    let mut flushed: HashMap<u64, (u32, &Vec<(u64, u64)>)> = HashMap::new();
+                    let mut flushed: HashMap<u64, (u32, &Cells)> = HashMap::new();
                     let mut durable: std::collections::HashSet<(u32, u64, u64)> =
                         std::collections::HashSet::new();
                     for ev in &self.record {
