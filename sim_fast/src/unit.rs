@@ -51,7 +51,14 @@ pub struct PbModel {
     l1_pbidx: Box<[u32; MAX_LINES]>,
     warp_last_ord: [u32; 64],
     /// Deliberate deviations for negative controls (tests that the checks check).
-    pub mutation: Mutation,
+    mutation: Mutation,
+    // Derived once from the parameters and the mutation:
+    /// policy_ok = actr < policy_limit (window: K; eager: always; lazy: never).
+    policy_limit: u32,
+    /// FSM bits that gate flushes (all, or none under `IgnoreFsm`).
+    fsm_gate_mask: u64,
+    warps: u32,
+    line_mask: u32,
 }
 
 /// A deliberately broken behaviour, used only by tests that show the
@@ -93,7 +100,36 @@ impl PbModel {
             l1_pbidx: Box::new([0; MAX_LINES]),
             warp_last_ord: [0; 64],
             mutation: Mutation::None,
-        })
+            policy_limit: 0,
+            fsm_gate_mask: 0,
+            warps: p.warps,
+            line_mask: p.lines - 1,
+        }
+        .with_mutation(Mutation::None))
+    }
+
+    /// The model with a deliberate deviation (negative controls).
+    pub fn with_mutation(mut self, m: Mutation) -> PbModel {
+        self.mutation = m;
+        let window = match m {
+            Mutation::WindowOffByOne => self.p.window + 1,
+            _ => self.p.window,
+        };
+        self.policy_limit = match self.p.policy {
+            FlushPolicy::Window => window,
+            FlushPolicy::Eager => u32::MAX,
+            FlushPolicy::Lazy => 0,
+        };
+        self.fsm_gate_mask = if m == Mutation::IgnoreFsm {
+            0
+        } else {
+            u64::MAX
+        };
+        self
+    }
+
+    pub fn mutation(&self) -> Mutation {
+        self.mutation
     }
 
     #[inline(always)]
@@ -197,20 +233,8 @@ impl PbUnit for PbModel {
         let fsm_eff = if actr_zero { 0 } else { self.fsm };
         let hold = self.edm != 0 && !self.drain_pend;
         let force = self.drain_pend || self.full || inp.drain_all;
-        let window = match self.mutation {
-            Mutation::WindowOffByOne => self.p.window + 1,
-            _ => self.p.window,
-        };
-        let policy_ok = match self.p.policy {
-            FlushPolicy::Window => self.actr < window,
-            FlushPolicy::Eager => true,
-            FlushPolicy::Lazy => false,
-        };
-        let fsm_gate = if self.mutation == Mutation::IgnoreFsm {
-            0
-        } else {
-            fsm_eff
-        };
+        let policy_ok = self.actr < self.policy_limit;
+        let fsm_gate = fsm_eff & self.fsm_gate_mask;
 
         // 4.1 head action
         let he = *self.e(self.head);
@@ -238,9 +262,9 @@ impl PbUnit for PbModel {
         let mut target: Option<u32> = None;
         let mut new_lo: Option<u32> = None;
         let w = inp.req_warp as u32;
-        if inp.req_valid && w < self.p.warps && (self.odm | self.edm) >> w & 1 == 0 {
+        if inp.req_valid && w < self.warps && (self.odm | self.edm) >> w & 1 == 0 {
             let wbit = 1u64 << w;
-            let l = inp.req_line & (self.p.lines - 1);
+            let l = inp.req_line & self.line_mask;
             match Op::from_bits(inp.req_op) {
                 Op::Store => {
                     let hit = self

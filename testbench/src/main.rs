@@ -347,7 +347,8 @@ fn cmd_bench_unit(args: &ParamArgs, cycles: u64, lockstep: bool) -> Result<()> {
     let p = args.params()?;
     print_params(&p);
     // Pre-generate the stimulus so that only the unit is timed.
-    let n = 1 << 20;
+    // A ring of inputs small enough to stay in cache: only the unit is timed.
+    let n = 1 << 16;
     let mut stim = RawStimulus::new(&p, 7);
     let inputs: Vec<_> = (0..n).map(|_| stim.next_input()).collect();
     let mut m = PbModel::new(&p)?;

@@ -99,9 +99,9 @@ impl Outcome {
 }
 
 fn model(opts: &RunOpts) -> Result<Box<dyn PbUnit>> {
-    let mut m = PbModel::new(&opts.params)?;
-    m.mutation = opts.mutation;
-    Ok(Box::new(m))
+    Ok(Box::new(
+        PbModel::new(&opts.params)?.with_mutation(opts.mutation),
+    ))
 }
 
 struct Plan {

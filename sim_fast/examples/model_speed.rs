@@ -1,0 +1,36 @@
+//! Profiling aid: steps the reference model on a fixed pseudo-random input
+//! stream. The benchmark of record is `sbrp bench-unit`.
+
+use sbrp_iface::{PbIn, PbParams, PbUnit};
+use sbrp_sim_fast::rng::Rng;
+use sbrp_sim_fast::PbModel;
+
+fn main() {
+    let p = PbParams::default();
+    let mut r = Rng::new(7);
+    let inputs: Vec<PbIn> = (0..1 << 16)
+        .map(|_| PbIn {
+            req_valid: r.chance(70),
+            req_op: r.below(8) as u8,
+            req_warp: r.below(32) as u8,
+            req_line: r.below(16) as u32,
+            ack: r.chance(40),
+            ..PbIn::default()
+        })
+        .collect();
+    let cycles: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000_000);
+    let mut m = PbModel::new(&p).unwrap();
+    let mut flushes = 0u64;
+    let t = std::time::Instant::now();
+    for c in 0..cycles {
+        flushes += m.step(&inputs[c as usize & 0xffff]).flush_valid as u64;
+    }
+    let s = t.elapsed().as_secs_f64();
+    println!(
+        "{:.1} M cycles/s ({flushes} flushes)",
+        cycles as f64 / s / 1e6
+    );
+}
