@@ -25,3 +25,6 @@ echo "== lockstep co-simulation: RTL (Verilator) vs reference model"
 $sbrp cosim --suite litmus | tail -1
 $sbrp cosim --suite random --seed 1 --cycles 200000 | tail -1
 $sbrp cosim --suite fuzz --seed 1 --cycles 1000000 | tail -1
+
+echo "== area and timing (Yosys + OSU 0.18 um, OpenSTA at 1365 MHz)"
+$sbrp area --out out/area | grep -E "^cells:|not storage|worst slack|highest clock"

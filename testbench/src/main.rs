@@ -36,6 +36,11 @@ enum Cmd {
     /// Co-simulate: warp traces through the SM front end into the Verilated RTL
     /// and the reference model in lockstep, compared every cycle.
     Cosim(CosimArgs),
+    /// Area and timing: synthesize with Yosys onto the OSU 0.18 um cells, report
+    /// area by block, flip-flop bits against the storage table, and OpenSTA slack.
+    Area(sbrp_testbench::hw::AreaArgs),
+    /// Formal proofs of safety invariants by Yosys SAT-based induction.
+    Prove(sbrp_testbench::hw::ProveArgs),
     /// Measure the reference model's speed (unit-cycles per second, one core).
     BenchUnit {
         #[command(flatten)]
@@ -396,6 +401,8 @@ fn main() -> ExitCode {
             Ok(false) => return ExitCode::from(1),
             Err(e) => Err(e),
         },
+        Cmd::Area(a) => sbrp_testbench::hw::cmd_area(a),
+        Cmd::Prove(a) => sbrp_testbench::hw::cmd_prove(a),
         Cmd::BenchUnit {
             params,
             cycles,

@@ -1,0 +1,145 @@
+//! Area and timing flow (`sbrp area`, testbench/src/hw.rs) on a small
+//! configuration: Yosys against the OSU 0.18 um cells, then OpenSTA.
+//!
+//! The sweep (entries 32..512 x warps 32, 64) takes tens of minutes; it is
+//! `#[ignore]`d: `cargo test --release -p sbrp-testbench --test hw_area -- --ignored`
+//! (or `sbrp area --sweep --out out/area`).
+
+use sbrp_iface::{storage_totals, PbParams};
+use sbrp_testbench::hw;
+
+fn small() -> PbParams {
+    PbParams {
+        entries: 16,
+        warps: 4,
+        lines: 16,
+        ..PbParams::default()
+    }
+}
+
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("sbrp-hw-{name}-"))
+        .tempdir()
+        .unwrap()
+}
+
+#[test]
+fn area_and_timing_of_a_small_unit() {
+    let p = small();
+    let dir = scratch("area");
+    let r = hw::run_area_flow(&p, dir.path(), true).expect("area flow");
+    print!("{}", hw::format_report(&r));
+
+    // Structure: cells and area, every block present, blocks add up.
+    assert!(r.cells > 100, "cells {}", r.cells);
+    assert!(r.area_um2 > 1000.0, "area {}", r.area_um2);
+    for b in &r.blocks {
+        assert!(b.cells > 0 && b.area_um2 > 0.0, "empty block {:?}", b);
+    }
+    let sum: f64 = r.blocks.iter().map(|b| b.area_um2).sum();
+    assert!((sum - r.area_um2).abs() < 1e-6 * r.area_um2);
+    let cells: u64 = r.blocks.iter().map(|b| b.cells).sum();
+    assert_eq!(cells, r.cells);
+
+    // Every bit of the spec's storage table is one flip-flop, no more, no
+    // fewer: registers and memories (mapped to flip-flops) of the netlist.
+    let (spec, paper) = storage_totals(&p);
+    assert_eq!(
+        r.ff_bits,
+        u64::from(spec),
+        "flip-flops vs docs/microarch.md §8"
+    );
+    assert_eq!(r.spec_bits, u64::from(spec));
+    assert_eq!(r.paper_bits, u64::from(paper));
+    // Per block: the PB memories, the masks + ACTR, the L1 hook.
+    let w = u64::from(p.warps);
+    let n = u64::from(p.entries);
+    let (iw, lw) = (u64::from(p.idx_bits()), u64::from(p.line_bits()));
+    assert_eq!(
+        r.blocks[0].ff_bits,
+        n * (3 + w + lw + 1 + iw),
+        "PB storage bits"
+    );
+    assert_eq!(
+        r.blocks[1].ff_bits,
+        3 * w + u64::from(p.actr_bits),
+        "masks and ACTR bits"
+    );
+    assert_eq!(r.blocks[2].ff_bits, u64::from(p.lines) * iw, "L1 hook bits");
+    assert!(r.non_storage_share() > 0.0 && r.non_storage_share() < 1.0);
+    assert!(r.generic_cells > 0 && r.nand2_equivalents > 0.0);
+
+    // Timing: a slack, a critical path through named blocks, a highest clock.
+    let t = r.timing.as_ref().expect("timing");
+    assert!(t.wns_ns.is_finite());
+    assert!((t.period_ns - 1000.0 / hw::PAPER_CLOCK_MHZ).abs() < 1e-3);
+    assert!(t.min_period_ns > 0.0 && t.fmax_mhz > 0.0);
+    // The highest clock is consistent with the slack at the paper's clock.
+    if t.wns_ns < 0.0 {
+        assert!(t.fmax_mhz < hw::PAPER_CLOCK_MHZ);
+    } else {
+        assert!(t.fmax_mhz >= hw::PAPER_CLOCK_MHZ * 0.999);
+    }
+    assert!(!t.path_start.is_empty() && !t.path_end.is_empty());
+    assert!(!t.path_blocks.is_empty());
+    assert!(t.ordering_delay_ns.is_finite() && t.ordering_delay_ns > 0.0);
+    assert!(t.path_arrival_ns > 0.0);
+}
+
+#[test]
+fn missing_tools_and_library_say_how_to_install() {
+    let e = hw::require_tool("/nonexistent/yosys", &["-V"], "yosys").unwrap_err();
+    assert!(e.to_string().contains("apt-get install yosys"), "{e}");
+    let e = hw::require_tool("/nonexistent/sta", &["-version"], "opensta").unwrap_err();
+    assert!(e.to_string().contains("apt-get install opensta"), "{e}");
+    let mut conf = hw::SynthConf::load().unwrap();
+    conf.liberty = "/nonexistent/cells.lib".into();
+    let e = hw::require_liberty(&conf).unwrap_err();
+    assert!(
+        e.to_string().contains("apt-get install qflow-tech-osu018"),
+        "{e}"
+    );
+}
+
+#[test]
+fn failed_synthesis_shows_yosys_errors() {
+    let dir = scratch("bad");
+    let bad = "module sbrp_pb(input clock);\n  wire x = ;\nendmodule\n";
+    let e = hw::run_area_flow_on(&small(), bad, dir.path(), false).unwrap_err();
+    let msg = format!("{e:#}");
+    assert!(msg.contains("yosys synthesis failed"), "{msg}");
+    assert!(
+        msg.contains("ERROR"),
+        "the tool's own error line is missing: {msg}"
+    );
+}
+
+/// The sweep of docs/hardware.md (long).
+#[test]
+#[ignore]
+fn sweep_entries_and_warps() {
+    let mut rows = Vec::new();
+    for w in hw::SWEEP_WARPS {
+        for e in hw::SWEEP_ENTRIES {
+            let p = PbParams {
+                entries: e,
+                warps: w,
+                lines: 512,
+                ..PbParams::default()
+            };
+            let dir = scratch("sweep");
+            let r = hw::run_area_flow(&p, dir.path(), true).expect("area flow");
+            assert_eq!(r.ff_bits, r.spec_bits);
+            rows.push(r);
+        }
+    }
+    let t = hw::format_sweep(&rows);
+    print!("{t}");
+    for (w, steps, slope, ok) in hw::ordering_growth(&rows) {
+        assert!(
+            ok,
+            "warps {w}: ordering-check delay per doubling {steps:?} (fit {slope})"
+        );
+    }
+}
