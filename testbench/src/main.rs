@@ -8,8 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use sbrp_iface::{storage_table, storage_totals, FlushPolicy, PbParams, PbUnit};
 use sbrp_sim_fast::{Mutation, PbModel};
 use sbrp_testbench::suites::{
-    litmus_dir, litmus_files, load_trace, rtl_and_model, run_fuzz, run_random, run_trace, Outcome,
-    RawStimulus, Rtl, RunOpts, Sides,
+    litmus_dir, litmus_files, load_trace, rtl_and_model, run_fuzz, run_random, run_trace,
+    workload_stimulus, Outcome, RawStimulus, Rtl, RunOpts, Sides,
 };
 
 #[derive(Parser)]
@@ -48,10 +48,25 @@ enum Cmd {
         /// Cycles to run.
         #[arg(long, default_value_t = 50_000_000)]
         cycles: u64,
-        /// Also measure RTL (Verilator) + model in lockstep on the same stimulus.
+        /// Also measure RTL (Verilator) + model in lockstep on the raw stimulus.
         #[arg(long)]
         lockstep: bool,
+        /// Which stimulus to time the model on.
+        #[arg(long, value_enum, default_value_t = Stimulus::Both)]
+        stimulus: Stimulus,
     },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Stimulus {
+    /// What the SM front end gives SM units on constrained-random warp traces
+    /// (recorded once, replayed): running kernels.
+    Workload,
+    /// A random request, ack and drain in any cycle: the worst case for the
+    /// model's branches.
+    Raw,
+    /// Both, one after the other.
+    Both,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -348,29 +363,52 @@ fn cmd_cosim(a: &CosimArgs) -> Result<bool> {
     Ok(ok)
 }
 
-fn cmd_bench_unit(args: &ParamArgs, cycles: u64, lockstep: bool) -> Result<()> {
-    let p = args.params()?;
-    print_params(&p);
-    // Pre-generate the stimulus so that only the unit is timed.
-    // A ring of inputs small enough to stay in cache: only the unit is timed.
-    let n = 1 << 16;
-    let mut stim = RawStimulus::new(&p, 7);
-    let inputs: Vec<_> = (0..n).map(|_| stim.next_input()).collect();
-    let mut m = PbModel::new(&p)?;
+/// The timed loop of `bench-unit`, kept out of line so that its code does not
+/// depend on what else `main` inlines. `inputs.len()` is a power of two.
+#[inline(never)]
+fn step_model(m: &mut PbModel, inputs: &[sbrp_iface::PbIn], cycles: u64) -> u64 {
+    let ring = inputs.len() - 1;
     let mut flushes = 0u64;
-    let t = std::time::Instant::now();
     for c in 0..cycles {
-        let o = m.step(&inputs[(c as usize) & (n - 1)]);
-        flushes += o.flush_valid as u64;
+        flushes += m.step(&inputs[c as usize & ring]).flush_valid as u64;
     }
+    flushes
+}
+
+/// Times the model on `inputs` (replayed as a ring) and prints the rate.
+fn time_model(p: &PbParams, what: &str, inputs: &[sbrp_iface::PbIn], cycles: u64) -> Result<()> {
+    let mut m = PbModel::new(p)?;
+    let t = std::time::Instant::now();
+    let flushes = step_model(&mut m, inputs, cycles);
     let secs = t.elapsed().as_secs_f64();
+    let busy = inputs.iter().filter(|i| i.req_valid).count() as f64 / inputs.len() as f64;
     println!(
-        "model: {} cycles in {:.3} s: {:.1} M unit-cycles/s ({} flushes)",
+        "model, {what} stimulus ({:.0}% of cycles with a request): {} cycles in {:.3} s: {:.1} M unit-cycles/s ({} flushes)",
+        busy * 100.0,
         cycles,
         secs,
         cycles as f64 / secs / 1e6,
         flushes
     );
+    Ok(())
+}
+
+fn cmd_bench_unit(args: &ParamArgs, cycles: u64, lockstep: bool, stimulus: Stimulus) -> Result<()> {
+    let p = args.params()?;
+    print_params(&p);
+    // Stimulus is generated before timing, so that only the unit is timed.
+    if stimulus != Stimulus::Raw {
+        // Up to 1 M cycles of front-end output (12 MB, read in order).
+        let ring = cycles.next_power_of_two().clamp(1 << 12, 1 << 20);
+        let inputs = workload_stimulus(&p, 7, ring)?;
+        time_model(&p, "workload", &inputs, cycles)?;
+    }
+    if stimulus != Stimulus::Workload {
+        // A ring small enough to stay in cache.
+        let mut stim = RawStimulus::new(&p, 7);
+        let inputs: Vec<_> = (0..1 << 16).map(|_| stim.next_input()).collect();
+        time_model(&p, "raw", &inputs, cycles)?;
+    }
     if lockstep {
         let opts = RunOpts::new(p);
         let rtl = Rtl::build(&opts)?;
@@ -407,7 +445,8 @@ fn main() -> ExitCode {
             params,
             cycles,
             lockstep,
-        } => cmd_bench_unit(params, *cycles, *lockstep),
+            stimulus,
+        } => cmd_bench_unit(params, *cycles, *lockstep, *stimulus),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

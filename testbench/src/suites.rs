@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use anyhow::{anyhow, bail, Context, Result};
 use sbrp_cosim::{BuildOpts, RtlSource, VerilatedPb};
-use sbrp_iface::{PbParams, PbUnit};
+use sbrp_iface::{PbIn, PbParams, PbUnit};
 use sbrp_sim_fast::frontend::{FrontEnd, FrontEndConfig, RunSummary};
 use sbrp_sim_fast::randgen::{generate, RandSpec};
 use sbrp_sim_fast::trace::{parse, Expect, Expectation, Trace};
@@ -352,6 +352,45 @@ pub fn run_random(
         chunk += 1;
     }
     out.cycles = elapsed;
+    Ok(out)
+}
+
+/// The per-cycle inputs the SM front end gives its units while it runs
+/// chained constrained-random traces (the random suite's, model only): the
+/// stimulus of running kernels. Every SM's stream is kept; each run starts
+/// with the unit's reset, so the streams can be replayed one after another.
+pub fn workload_stimulus(p: &PbParams, seed: u64, cycles: u64) -> Result<Vec<PbIn>> {
+    let opts = RunOpts::new(*p);
+    let mut out: Vec<PbIn> = Vec::with_capacity(cycles as usize);
+    let mut chunk = 0u32;
+    while (out.len() as u64) < cycles {
+        let spec = rand_spec(p, &opts.fe, chunk);
+        let t = generate(
+            &spec,
+            seed.wrapping_mul(0x9E37_79B9).wrapping_add(chunk as u64),
+        );
+        let hist: Vec<History> = (0..t.sms()).map(|_| History::default()).collect();
+        let units = hist
+            .iter()
+            .map(|h| -> Result<Box<dyn PbUnit>> {
+                Ok(Box::new(Recorder {
+                    inner: Box::new(PbModel::new(p)?),
+                    sink: h.clone(),
+                }))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut fe = front_end(&t, &opts, units)?;
+        fe.recording = false;
+        fe.run(cycles - out.len() as u64, |_| true);
+        if let Some(d) = &fe.summary.deadlock {
+            bail!("workload stimulus: chunk {chunk} deadlocked: {d}");
+        }
+        for h in &hist {
+            out.extend(h.borrow().iter().map(|(_, i, _)| *i));
+        }
+        chunk += 1;
+    }
+    out.truncate(cycles as usize);
     Ok(out)
 }
 

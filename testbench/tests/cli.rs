@@ -154,3 +154,29 @@ fn model_only_litmus_suite_passes_and_mutation_fails() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("FAIL"), "{out}");
 }
+
+#[test]
+fn bench_unit_times_the_model_on_both_stimuli() {
+    let (code, out, err) = sbrp(&["bench-unit", "--cycles", "100000"]);
+    assert_eq!(code, 0, "{err}");
+    for what in ["workload", "raw"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("model, {what} stimulus")))
+            .unwrap_or_else(|| panic!("no {what} line in {out}"));
+        let rate: f64 = line
+            .split(": ")
+            .nth(2)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("no rate in {line}"));
+        assert!(rate > 0.0, "{line}");
+        assert!(
+            !line.contains("(0 flushes)"),
+            "the stimulus flushed nothing: {line}"
+        );
+    }
+    let (code, out, _) = sbrp(&["bench-unit", "--cycles", "10000", "--stimulus", "raw"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("workload"), "{out}");
+}
