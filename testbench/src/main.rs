@@ -398,8 +398,8 @@ fn cmd_bench_unit(args: &ParamArgs, cycles: u64, lockstep: bool, stimulus: Stimu
     print_params(&p);
     // Stimulus is generated before timing, so that only the unit is timed.
     if stimulus != Stimulus::Raw {
-        // Up to 1 M cycles of front-end output (12 MB, read in order).
-        let ring = cycles.next_power_of_two().clamp(1 << 12, 1 << 20);
+        // Up to 256 K cycles of front-end output (3 MB, read in order).
+        let ring = cycles.next_power_of_two().clamp(1 << 12, 1 << 18);
         let inputs = workload_stimulus(&p, 7, ring)?;
         time_model(&p, "workload", &inputs, cycles)?;
     }
