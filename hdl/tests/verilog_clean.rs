@@ -141,8 +141,14 @@ fn verilog_lints_and_synthesizes_clean() {
     });
 
     let failures = failures.into_inner().unwrap();
+    assert_no_failures(&failures, &base);
+}
+
+/// Fails with every message, keeping the Verilog under `base` for a look;
+/// removes it when all passed.
+fn assert_no_failures(failures: &[String], base: &Path) {
     if failures.is_empty() {
-        let _ = std::fs::remove_dir_all(&base);
+        let _ = std::fs::remove_dir_all(base);
     }
     assert!(
         failures.is_empty(),
@@ -215,13 +221,5 @@ fn verilog_lints_clean_across_parameter_sets() {
             }
         }
     }
-    if failures.is_empty() {
-        let _ = std::fs::remove_dir_all(&base);
-    }
-    assert!(
-        failures.is_empty(),
-        "{}\n(Verilog kept in {})",
-        failures.join("\n\n"),
-        base.display()
-    );
+    assert_no_failures(&failures, &base);
 }

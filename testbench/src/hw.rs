@@ -1116,6 +1116,16 @@ pub fn ordering_growth(rows: &[AreaReport]) -> Vec<(u32, Vec<f64>, f64, bool)> {
     out
 }
 
+/// What one area flow leaves for the user (besides the report and CSV).
+const FLOW_FILES: [&str; 6] = [
+    "sbrp_pb.v",
+    "sbrp_pb_netlist.v",
+    "yosys.log",
+    "sta.log",
+    "stat_generic.txt",
+    "stat_mapped.txt",
+];
+
 /// `sbrp area`.
 pub fn cmd_area(args: &AreaArgs) -> Result<()> {
     let configs: Vec<PbParams> = if args.sweep {
@@ -1153,14 +1163,7 @@ pub fn cmd_area(args: &AreaArgs) -> Result<()> {
         let rep = format_report(&r);
         if !args.sweep {
             print!("{rep}");
-            for f in [
-                "sbrp_pb.v",
-                "sbrp_pb_netlist.v",
-                "yosys.log",
-                "sta.log",
-                "stat_generic.txt",
-                "stat_mapped.txt",
-            ] {
+            for f in FLOW_FILES {
                 let src = scratch.path().join(f);
                 if src.exists() {
                     std::fs::copy(&src, keep.path().join(f))
@@ -1190,16 +1193,7 @@ pub fn cmd_area(args: &AreaArgs) -> Result<()> {
         publish(
             keep.path(),
             out,
-            &[
-                "report.txt",
-                csv_name,
-                "sbrp_pb.v",
-                "sbrp_pb_netlist.v",
-                "yosys.log",
-                "sta.log",
-                "stat_generic.txt",
-                "stat_mapped.txt",
-            ],
+            &[&["report.txt", csv_name][..], &FLOW_FILES[..]].concat(),
         )?;
         println!("wrote report.txt and {csv_name} in {}", out.display());
     }

@@ -226,16 +226,25 @@ fn report(name: &str, o: &Outcome) -> bool {
         "{status} {name}: {} cycles, {} persists, {} flushes ({} evictions), {} waits",
         s.cycles, s.persists, s.flushes, s.evict_flushes, s.waits
     );
-    for f in &o.fails {
+    print_details(&o.fails, o.mismatch.as_ref(), &o.files);
+    o.ok()
+}
+
+/// A run's failed expectations, its divergence and the files it wrote.
+fn print_details(
+    fails: &[String],
+    mismatch: Option<&sbrp_testbench::lockstep::Mismatch>,
+    files: &[PathBuf],
+) {
+    for f in fails {
         println!("    {f}");
     }
-    if let Some(m) = &o.mismatch {
+    if let Some(m) = mismatch {
         print!("{m}");
     }
-    for f in &o.files {
+    for f in files {
         println!("    wrote {}", f.display());
     }
-    o.ok()
 }
 
 fn cmd_cosim(a: &CosimArgs) -> Result<bool> {
@@ -311,15 +320,7 @@ fn cmd_cosim(a: &CosimArgs) -> Result<bool> {
                 a.seed, r.cycles, r.chunks, r.persists, r.flushes, r.evict_flushes, r.waits, r.refused, r.max_occupancy,
                 r.cycles as f64 / secs / 1e6
             );
-            for f in &r.fails {
-                println!("    {f}");
-            }
-            if let Some(m) = &r.mismatch {
-                print!("{m}");
-            }
-            for f in &r.files {
-                println!("    wrote {}", f.display());
-            }
+            print_details(&r.fails, r.mismatch.as_ref(), &r.files);
             ok = pass;
         }
         Some(Suite::Fuzz) => {

@@ -304,6 +304,11 @@ pub fn rand_spec(p: &PbParams, fe: &FrontEndConfig, chunk: u32) -> RandSpec {
     }
 }
 
+/// Seed of chunk `chunk` of a chained random run started with `seed`.
+fn chunk_seed(seed: u64, chunk: u32) -> u64 {
+    seed.wrapping_mul(0x9E37_79B9).wrapping_add(chunk as u64)
+}
+
 /// Lockstep (or model-only) on chained random traces for `cycles` cycles.
 pub fn run_random(
     seed: u64,
@@ -316,8 +321,8 @@ pub fn run_random(
     let mut elapsed = 0u64;
     while elapsed < cycles {
         let spec = rand_spec(&opts.params, &opts.fe, chunk);
-        let chunk_seed = seed.wrapping_mul(0x9E37_79B9).wrapping_add(chunk as u64);
-        let mut t = generate(&spec, chunk_seed);
+        let this_seed = chunk_seed(seed, chunk);
+        let mut t = generate(&spec, this_seed);
         t.expects.push(Expectation {
             line: 0,
             what: Expect::AllDurable,
@@ -345,7 +350,7 @@ pub fn run_random(
             out.fails.extend(
                 r.fails
                     .into_iter()
-                    .map(|f| format!("chunk {chunk} (seed {chunk_seed}): {f}")),
+                    .map(|f| format!("chunk {chunk} (seed {this_seed}): {f}")),
             );
             break;
         }
@@ -365,10 +370,7 @@ pub fn workload_stimulus(p: &PbParams, seed: u64, cycles: u64) -> Result<Vec<PbI
     let mut chunk = 0u32;
     while (out.len() as u64) < cycles {
         let spec = rand_spec(p, &opts.fe, chunk);
-        let t = generate(
-            &spec,
-            seed.wrapping_mul(0x9E37_79B9).wrapping_add(chunk as u64),
-        );
+        let t = generate(&spec, chunk_seed(seed, chunk));
         let hist: Vec<History> = (0..t.sms()).map(|_| History::default()).collect();
         let units = hist
             .iter()
