@@ -1,0 +1,156 @@
+//! The workspace's import graph follows the rules its crate READMEs state.
+//!
+//! Every member's README has a line `Workspace crates it may use: ...` (its
+//! normal and build dependencies) and may have `Tests may also use: ...`
+//! (extra dev-dependencies), naming crates in backticks or saying `none`.
+//! This test reads the real graph from `cargo metadata` and fails on any edge
+//! a README does not allow, so a forbidden dependency fails CI.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const MAY_USE: &str = "Workspace crates it may use:";
+const TESTS_MAY_USE: &str = "Tests may also use:";
+
+struct Member {
+    name: String,
+    dir: PathBuf,
+    /// (dependency, kind): kind is "normal", "dev" or "build".
+    deps: Vec<(String, String)>,
+}
+
+fn workspace_members() -> Vec<Member> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root)
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let members: BTreeSet<String> = meta["workspace_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect();
+    let packages = meta["packages"].as_array().unwrap();
+    let names: BTreeSet<String> = packages
+        .iter()
+        .filter(|p| members.contains(p["id"].as_str().unwrap()))
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    packages
+        .iter()
+        .filter(|p| members.contains(p["id"].as_str().unwrap()))
+        .map(|p| Member {
+            name: p["name"].as_str().unwrap().to_string(),
+            dir: PathBuf::from(p["manifest_path"].as_str().unwrap())
+                .parent()
+                .unwrap()
+                .to_path_buf(),
+            deps: p["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| names.contains(d["name"].as_str().unwrap()))
+                .map(|d| {
+                    (
+                        d["name"].as_str().unwrap().to_string(),
+                        d["kind"].as_str().unwrap_or("normal").to_string(),
+                    )
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The crates named on the README line starting with `key` (None: no such line).
+fn allowed(readme: &str, key: &str) -> Option<BTreeSet<String>> {
+    let line = readme.lines().find(|l| l.trim_start().starts_with(key))?;
+    let rest = &line.trim_start()[key.len()..];
+    Some(
+        rest.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// Edges of `deps` that the README text does not allow, as messages.
+fn violations(name: &str, readme: &str, deps: &[(String, String)]) -> Vec<String> {
+    let Some(normal) = allowed(readme, MAY_USE) else {
+        return vec![format!("{name}: README has no `{MAY_USE}` line")];
+    };
+    let tests = allowed(readme, TESTS_MAY_USE).unwrap_or_default();
+    deps.iter()
+        .filter(|(d, kind)| !(normal.contains(d) || (kind == "dev" && tests.contains(d))))
+        .map(|(d, kind)| format!("{name} -> {d} ({kind} dependency) is not allowed by its README"))
+        .collect()
+}
+
+#[test]
+fn every_workspace_edge_is_allowed_by_the_crate_readme() {
+    let members = workspace_members();
+    assert!(members.len() >= 5, "workspace members not found");
+    let mut bad = vec![];
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for m in &members {
+        let readme = std::fs::read_to_string(m.dir.join("README.md"))
+            .unwrap_or_else(|_| panic!("{} has no README.md", m.name));
+        bad.extend(violations(&m.name, &readme, &m.deps));
+        graph.insert(
+            m.name.clone(),
+            m.deps
+                .iter()
+                .filter(|(_, k)| k != "dev")
+                .map(|(d, _)| d.clone())
+                .collect(),
+        );
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // The two implementations of the spec stay independent of each other.
+    for (a, b) in [("sbrp-hdl", "sbrp-sim-fast"), ("sbrp-sim-fast", "sbrp-hdl")] {
+        assert!(
+            !graph.get(a).is_some_and(|d| d.contains(b)),
+            "{a} depends on {b}"
+        );
+    }
+}
+
+#[test]
+fn a_forbidden_edge_is_reported() {
+    // Negative control of the rule reader: an edge the README does not name.
+    let readme =
+        "# x\n\nWorkspace crates it may use: `sbrp-iface`.\nTests may also use: `sbrp-hdl`.\n";
+    let deps = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    };
+    assert!(violations("x", readme, &deps(&[("sbrp-iface", "normal")])).is_empty());
+    assert!(violations("x", readme, &deps(&[("sbrp-hdl", "dev")])).is_empty());
+    let v = violations("x", readme, &deps(&[("sbrp-hdl", "normal")]));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(v[0].contains("sbrp-hdl"), "{v:?}");
+    let v = violations("x", "no rule line", &[]);
+    assert!(v[0].contains("no `Workspace crates"), "{v:?}");
+    let none = "Workspace crates it may use: none.\n";
+    assert_eq!(
+        violations("x", none, &deps(&[("sbrp-iface", "normal")])).len(),
+        1
+    );
+}
