@@ -213,6 +213,11 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     // Completes the waveforms (the traced units finish their files on drop).
     drop(fe);
     if let Some(e) = plan.status.borrow_mut().take() {
+        // A run's waveforms are complete or absent: the others go too.
+        for (a, b) in plan.waves.iter().flatten() {
+            let _ = std::fs::remove_file(a);
+            let _ = std::fs::remove_file(b);
+        }
         return Err(e.into());
     }
     for (rtl_vcd, model_vcd) in plan.waves.iter().flatten() {
