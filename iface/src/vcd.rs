@@ -3,8 +3,9 @@
 //! of the same run line up signal for signal in a viewer.
 //!
 //! Layout: one scope `sbrp_pb` holding `clock` and every port of
-//! [`ports::PORTS`] under its own name (vectors without a bit range, so a
-//! saved view does not depend on the parameters), then the implementation's
+//! [`ports::PORTS`] under its own name (vectors as `integer`, which viewers
+//! show without a bit range, so a saved view does not depend on the
+//! parameters), then the implementation's
 //! [`Probe`]s in sub-scopes (the model's state, §3). One cycle `c` is two
 //! time units:
 //!
@@ -55,6 +56,17 @@ impl fmt::Display for WaveError {
 impl std::error::Error for WaveError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.source)
+    }
+}
+
+/// VCD variable kind of a signal: vectors are `integer`, because viewers
+/// name an `integer` without a bit range (GTKWave calls a 9-bit `wire`
+/// `flush_line[8:0]`), so a saved view fits every parameter set.
+fn kind(width: u32) -> &'static str {
+    if width == 1 {
+        "wire"
+    } else {
+        "integer"
     }
 }
 
@@ -162,7 +174,13 @@ impl WaveWriter {
         writeln!(w, "$scope module {SCOPE} $end")?;
         writeln!(w, "$var wire 1 {} {} $end", id(0), ports::CLOCK)?;
         for (i, (port, width)) in PORTS.iter().zip(&widths).enumerate() {
-            writeln!(w, "$var wire {width} {} {} $end", id(1 + i), port.name)?;
+            writeln!(
+                w,
+                "$var {} {width} {} {} $end",
+                kind(*width),
+                id(1 + i),
+                port.name
+            )?;
         }
         let mut open: Vec<&str> = Vec::new();
         for (k, pr) in probes.iter().enumerate() {
@@ -179,7 +197,8 @@ impl WaveWriter {
             let width = pr.width.clamp(1, 64);
             writeln!(
                 w,
-                "$var wire {width} {} {} $end",
+                "$var {} {width} {} {} $end",
+                kind(width),
                 id(1 + PORTS.len() + k),
                 pr.name
             )?;
@@ -490,7 +509,8 @@ mod tests {
                 .count();
             assert_eq!(n, 1, "{}\n{text}", port.name);
         }
-        assert!(text.contains("$var wire 9 "), "req_line is 9 bits");
+        assert!(text.contains("$var integer 9 "), "req_line is 9 bits");
+        assert!(text.contains("$var wire 1 "), "single bits are wires");
         let times: Vec<u64> = text
             .lines()
             .filter_map(|l| l.strip_prefix('#'))
