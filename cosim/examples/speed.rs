@@ -28,7 +28,7 @@ impl Rng {
 }
 
 fn main() -> ExitCode {
-    let mut source = RtlSource::Generated;
+    let mut source: Option<RtlSource> = None;
     let mut cycles: u64 = 5_000_000;
     let mut opts = BuildOpts {
         verbose: true,
@@ -65,7 +65,11 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             },
-            "--rtl" => source = RtlSource::File(PathBuf::from(args.next().unwrap_or_default())),
+            "--rtl" => {
+                source = Some(RtlSource::File(PathBuf::from(
+                    args.next().unwrap_or_default(),
+                )))
+            }
             "--cycles" => match args.next().and_then(|s| s.parse().ok()) {
                 Some(n) => cycles = n,
                 None => {
@@ -83,6 +87,23 @@ fn main() -> ExitCode {
     }
 
     let t0 = Instant::now();
+    let source = match source {
+        Some(s) => s,
+        // The generated RTL, built with the generator's waivers.
+        None => match sbrp_hdl::generate_verilog(&p) {
+            Ok(text) => {
+                opts.waivers = Some(sbrp_hdl::VERILATOR_WAIVERS.into());
+                RtlSource::Verilog {
+                    text,
+                    name: "sbrp_pb.v".into(),
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
     let mut rtl = match VerilatedPb::build(&p, source, &opts) {
         Ok(r) => r,
         Err(e) => {

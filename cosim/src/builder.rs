@@ -2,9 +2,11 @@
 //!
 //! A build is identified by a key, the SHA-256 of everything that can change
 //! the library: the Verilog text, `verilator --version`, `g++ --version`, the
-//! shim source, the waiver file (generated sources), and the verilator and
-//! make arguments. The library lives in `<cache>/<name>-<key>/`, where
-//! `<cache>` is `SBRP_VERILATOR_CACHE` or `<workspace>/target/verilated`.
+//! shim source and its generated port header, the waivers text, and the
+//! verilator and make arguments. The library lives in `<cache>/<name>-<key>/`
+//! (`<cache>`: see [`BuildOpts::resolved_cache_dir`]). Nothing here reads a
+//! file of the workspace: the shim is compiled in, the RTL and the waivers
+//! come from the caller.
 //!
 //! Concurrency: each key has a lock file `<cache>/<name>-<key>.lock`, locked
 //! exclusively (flock) around the check-and-build, so parallel test processes
@@ -22,6 +24,7 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use sbrp_iface::ports::{self, Dir, PORTS};
 use sbrp_iface::PbParams;
 use sha2::{Digest, Sha256};
 
@@ -37,7 +40,9 @@ const PREFIX: &str = "Vsbrp_pb";
 /// Name of the library inside a cache entry.
 pub(crate) const LIB_NAME: &str = "libsbrp_pb.so";
 /// Cache format version: bump to invalidate every cached model.
-const CACHE_VERSION: &str = "sbrp-cosim-cache-1";
+const CACHE_VERSION: &str = "sbrp-cosim-cache-2";
+/// Name of the generated port header the shim includes.
+const PORTS_HEADER: &str = "sbrp_ports.h";
 
 /// Environment variable overriding the cache directory.
 pub const ENV_CACHE: &str = "SBRP_VERILATOR_CACHE";
@@ -46,29 +51,29 @@ pub const ENV_VERILATOR: &str = "SBRP_VERILATOR";
 /// Environment variable setting the parallel compile jobs (default: available cores).
 pub const ENV_JOBS: &str = "SBRP_VERILATOR_JOBS";
 
-/// The workspace root (this crate's parent directory).
-fn workspace() -> &'static Path {
-    let me = Path::new(env!("CARGO_MANIFEST_DIR"));
-    me.parent().unwrap_or(me)
-}
-
-/// Where the RTL comes from.
+/// Where the RTL comes from. Either way it has top module `sbrp_pb` and the
+/// ports of [`sbrp_iface::ports::PORTS`] for the given parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RtlSource {
-    /// `sbrp_hdl::generate_verilog(params)`.
-    Generated,
-    /// A Verilog file with top module `sbrp_pb` and the ports of
-    /// docs/microarch.md §2 for the given parameters (a hand-edited design, a
-    /// yosys netlist, ...).
+    /// Verilog text in memory, the project's own RTL (e.g.
+    /// `sbrp_hdl::generate_verilog(params)`), verilated under Verilator's
+    /// default warnings plus [`BuildOpts::waivers`]. `name` is the file name
+    /// it is written under (e.g. `sbrp_pb.v`, which the generator's waivers
+    /// match) and names it in messages and in the cache.
+    Verilog { text: String, name: String },
+    /// A Verilog file from elsewhere (a hand-edited design, a yosys netlist):
+    /// lint, style and UNOPT* warnings off.
     File(PathBuf),
 }
 
 /// Build options.
 #[derive(Clone, Debug)]
 pub struct BuildOpts {
-    /// Cache directory; `None`: `$SBRP_VERILATOR_CACHE`, else
-    /// `<workspace>/target/verilated`.
+    /// Cache directory; `None`: see [`BuildOpts::resolved_cache_dir`].
     pub cache_dir: Option<PathBuf>,
+    /// Verilator configuration text (`.vlt`, e.g. `sbrp_hdl::VERILATOR_WAIVERS`)
+    /// given to verilator before the RTL; part of the cache key.
+    pub waivers: Option<String>,
     /// The verilator binary (default: `$SBRP_VERILATOR`, else `verilator`).
     pub verilator: PathBuf,
     /// Parallel C++ compile jobs (default: `$SBRP_VERILATOR_JOBS`, else the
@@ -95,6 +100,7 @@ impl Default for BuildOpts {
             });
         BuildOpts {
             cache_dir: None,
+            waivers: None,
             verilator: std::env::var_os(ENV_VERILATOR)
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("verilator")),
@@ -106,14 +112,35 @@ impl Default for BuildOpts {
 }
 
 impl BuildOpts {
-    /// The cache directory these options use.
+    /// The cache directory these options use: `cache_dir`, else
+    /// `$SBRP_VERILATOR_CACHE`, else `verilated/` in the cargo target
+    /// directory that holds the running binary (the nearest ancestor with
+    /// cargo's `CACHEDIR.TAG`), else `$XDG_CACHE_HOME/sbrp/verilated`
+    /// (`~/.cache/sbrp/verilated`), else `sbrp-verilated` in the temporary
+    /// directory.
     pub fn resolved_cache_dir(&self) -> PathBuf {
         if let Some(d) = &self.cache_dir {
             return d.clone();
         }
-        match std::env::var_os(ENV_CACHE) {
-            Some(d) if !d.is_empty() => PathBuf::from(d),
-            _ => workspace().join("target").join("verilated"),
+        if let Some(d) = std::env::var_os(ENV_CACHE).filter(|d| !d.is_empty()) {
+            return PathBuf::from(d);
+        }
+        let target = std::env::current_exe().ok().and_then(|exe| {
+            exe.ancestors()
+                .skip(1)
+                .find(|d| d.join("CACHEDIR.TAG").is_file())
+                .map(Path::to_path_buf)
+        });
+        if let Some(t) = target {
+            return t.join("verilated");
+        }
+        let user = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+        match user {
+            Some(u) => u.join("sbrp").join("verilated"),
+            None => std::env::temp_dir().join("sbrp-verilated"),
         }
     }
 }
@@ -131,17 +158,19 @@ pub struct BuildReport {
     pub cache_hit: bool,
     /// Time spent verilating and compiling (zero on a cache hit).
     pub build_time: Duration,
-    /// Where the RTL came from ("generated" or the file's path).
+    /// Where the RTL came from (its name, or the file's path).
     pub source: String,
 }
 
 /// The verilator arguments, without the input files.
-fn verilator_args(generated: bool, opts: &BuildOpts) -> Vec<String> {
+fn verilator_args(external: bool, opts: &BuildOpts) -> Vec<String> {
+    // No --trace: waveforms are written from the ports in Rust
+    // (sbrp_iface::vcd), which keeps builds shorter and has no Verilator
+    // writer that can block on a write error (see cosim/README.md).
     let mut a: Vec<String> = [
         "--cc",
         "--exe",
         "-O3",
-        "--trace",
         "--top-module",
         TOP,
         "--prefix",
@@ -161,7 +190,7 @@ fn verilator_args(generated: bool, opts: &BuildOpts) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    if !generated {
+    if external {
         // An external file (a hand-edited design, a yosys netlist) is not
         // held to the project's lint rules: its lint and style warnings are
         // not what the cosimulation checks, and the waivers are written for
@@ -185,12 +214,6 @@ fn make_vars() -> Vec<String> {
         .iter()
         .map(|s| s.to_string())
         .collect()
-}
-
-fn waiver_path() -> PathBuf {
-    workspace()
-        .join("constraints")
-        .join("verilator_waivers.vlt")
 }
 
 /// Runs a command, mapping a missing binary to `not_found`.
@@ -275,7 +298,7 @@ pub(crate) fn error_lines(output: &str) -> String {
     picked.join("\n")
 }
 
-/// One port of the top module.
+/// One port of the top module, as a design declares it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Port {
     pub name: String,
@@ -283,46 +306,43 @@ pub(crate) struct Port {
     pub width: u32,
 }
 
-/// The ports of docs/microarch.md §2 for `p`, plus the clock.
+/// The ports of the table ([`sbrp_iface::ports::PORTS`]) for `p`, plus the clock.
 pub(crate) fn expected_ports(p: &PbParams) -> Vec<Port> {
-    let (lw, iw, w, a) = (p.line_bits(), p.idx_bits(), p.warps, p.actr_bits);
-    let i = |name: &str, width| Port {
-        name: name.into(),
+    std::iter::once(Port {
+        name: ports::CLOCK.into(),
         input: true,
-        width,
-    };
-    let o = |name: &str, width| Port {
-        name: name.into(),
-        input: false,
-        width,
-    };
-    vec![
-        i("clock", 1),
-        i("rst", 1),
-        i("req_valid", 1),
-        i("req_op", 3),
-        i("req_warp", 6),
-        i("req_line", lw),
-        i("ack", 1),
-        i("drain_all", 1),
-        o("req_ready", 1),
-        o("req_wait", 1),
-        o("flush_valid", 1),
-        o("flush_line", lw),
-        o("flush_warps", w),
-        o("flush_evict", 1),
-        o("inv_pm", 1),
-        o("stall", w),
-        o("idle", 1),
-        o("obs_odm", w),
-        o("obs_edm", w),
-        o("obs_fsm", w),
-        o("obs_actr", a),
-        o("obs_head", iw),
-        o("obs_tail", iw),
-        o("obs_full", 1),
-        o("obs_drain", 1),
-    ]
+        width: 1,
+    })
+    .chain(PORTS.iter().map(|port| Port {
+        name: port.name.into(),
+        input: port.dir == Dir::In,
+        width: port.bits(p),
+    }))
+    .collect()
+}
+
+/// The shim's generated header: the number and names of the ports and the
+/// per-port copy between the Verilated model and the `uint64_t` arrays of
+/// one step, in table order (the C side of the ABI; see ffi.rs).
+pub(crate) fn ports_header() -> String {
+    let mut h = String::from(
+        "// Generated by sbrp-cosim from sbrp_iface::ports::PORTS. Do not edit.\n\
+         #pragma once\n",
+    );
+    let names: Vec<&str> = PORTS.iter().map(|p| p.name).collect();
+    let _ = writeln!(h, "#define SBRP_N_IN {}", ports::N_IN);
+    let _ = writeln!(h, "#define SBRP_N_OUT {}", ports::N_OUT);
+    let _ = writeln!(h, "#define SBRP_PORT_NAMES \"{}\"", names.join(" "));
+    h.push_str("static inline void sbrp_set_inputs(Vsbrp_pb* t, const uint64_t* in) {\n");
+    for (i, p) in ports::inputs().iter().enumerate() {
+        let _ = writeln!(h, "    t->{} = in[{i}];", p.name);
+    }
+    h.push_str("}\nstatic inline void sbrp_get_outputs(Vsbrp_pb* t, uint64_t* out) {\n");
+    for (i, p) in ports::outputs().iter().enumerate() {
+        let _ = writeln!(h, "    out[{i}] = t->{};", p.name);
+    }
+    h.push_str("}\n");
+    h
 }
 
 /// Ports declared in a Verilated model header (`VL_IN8(&clock,0,0);`, ...).
@@ -394,7 +414,7 @@ pub(crate) fn check_ports(found: &[Port], p: &PbParams) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "ports of `{TOP}` do not match docs/microarch.md §2 for {}: {}",
+            "ports of `{TOP}` do not match the port table (docs/microarch.md §2) for {}: {}",
             p.tag(),
             diffs.join("; ")
         ))
@@ -435,11 +455,12 @@ fn io_err(what: String) -> impl FnOnce(std::io::Error) -> CosimError {
     move |source| CosimError::Io { what, source }
 }
 
-fn sanitize(s: &str) -> String {
+/// `s` as a safe file-name part (`.` kept when `dot`), at most 40 characters.
+fn sanitize(s: &str, dot: bool) -> String {
     let s: String = s
         .chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' || (dot && c == '.') {
                 c
             } else {
                 '_'
@@ -447,6 +468,8 @@ fn sanitize(s: &str) -> String {
         })
         .take(40)
         .collect();
+    // No hidden or parent-directory names.
+    let s = s.trim_start_matches('.').to_string();
     if s.is_empty() {
         "rtl".into()
     } else {
@@ -461,6 +484,7 @@ struct Job {
     /// name, so that verilator's messages name it).
     verilog_name: String,
     waivers: Option<String>,
+    header: String,
     args: Vec<String>,
     make_vars: Vec<String>,
     name: String,
@@ -470,14 +494,21 @@ struct Job {
 
 fn prepare(params: &PbParams, source: &RtlSource, opts: &BuildOpts) -> Result<Job, CosimError> {
     params.validate().map_err(CosimError::Params)?;
-    let (verilog, verilog_name, name, src_desc, generated) = match source {
-        RtlSource::Generated => (
-            sbrp_hdl::generate_verilog(params).map_err(CosimError::Params)?,
-            "sbrp_pb.v".to_string(),
-            format!("gen-{}", params.tag()),
-            "the generated RTL".to_string(),
-            true,
-        ),
+    let (verilog, verilog_name, name, src_desc, external) = match source {
+        RtlSource::Verilog { text, name } => {
+            let file = sanitize(name, true);
+            let stem = Path::new(&file)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (
+                text.clone(),
+                file,
+                format!("{}-{}", sanitize(&stem, false), params.tag()),
+                name.clone(),
+                false,
+            )
+        }
         RtlSource::File(path) => {
             let text = fs::read_to_string(path).map_err(|source| CosimError::RtlFile {
                 path: path.clone(),
@@ -489,30 +520,22 @@ fn prepare(params: &PbParams, source: &RtlSource, opts: &BuildOpts) -> Result<Jo
                 .to_string_lossy();
             let file_name = path
                 .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
+                .map(|n| sanitize(&n.to_string_lossy(), true))
                 .unwrap_or_else(|| "rtl.v".into());
             (
                 text,
                 format!("rtl/{file_name}"),
-                format!("file-{}", sanitize(&stem)),
+                format!("file-{}", sanitize(&stem, false)),
                 path.display().to_string(),
-                false,
+                true,
             )
         }
     };
     let verilator_version = tool_version(&opts.verilator, verilator_not_found)?;
     let cxx_version = tool_version(Path::new("g++"), |_| CosimError::CompilerNotFound)?;
-    let waivers = if generated {
-        let p = waiver_path();
-        match fs::read_to_string(&p) {
-            Ok(t) => Some(t),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(io_err(format!("cannot read {}", p.display()))(e)),
-        }
-    } else {
-        None
-    };
-    let args = verilator_args(generated, opts);
+    let waivers = opts.waivers.clone();
+    let header = ports_header();
+    let args = verilator_args(external, opts);
     let make_vars = make_vars();
 
     let mut h = Sha256::new();
@@ -525,6 +548,7 @@ fn prepare(params: &PbParams, source: &RtlSource, opts: &BuildOpts) -> Result<Jo
     part("verilator", verilator_version.as_bytes());
     part("cxx", cxx_version.as_bytes());
     part("shim", SHIM_SRC.as_bytes());
+    part("ports", header.as_bytes());
     part("args", args.join("\0").as_bytes());
     part("make", make_vars.join("\0").as_bytes());
     part("waivers", waivers.as_deref().unwrap_or("<none>").as_bytes());
@@ -535,6 +559,7 @@ fn prepare(params: &PbParams, source: &RtlSource, opts: &BuildOpts) -> Result<Jo
         verilog,
         verilog_name,
         waivers,
+        header,
         args,
         make_vars,
         name: format!("{name}-{}", &key[..16]),
@@ -647,6 +672,7 @@ fn build_locked(
     }
     write(&job.verilog_name, &job.verilog)?;
     write("shim.cpp", SHIM_SRC)?;
+    write(PORTS_HEADER, &job.header)?;
     let mut inputs: Vec<String> = Vec::new();
     if let Some(w) = &job.waivers {
         write("verilator_waivers.vlt", w)?;
@@ -725,7 +751,7 @@ fn build_locked(
             job.args.join(" "),
             job.make_vars.join(" "),
             if job.waivers.is_some() {
-                "constraints/verilator_waivers.vlt"
+                "verilator_waivers.vlt (from BuildOpts::waivers)"
             } else {
                 "none"
             }
@@ -825,6 +851,42 @@ mod tests {
         );
         assert!(e.contains("missing output obs_drain [1]"), "{e}");
         assert!(e.contains("unexpected output extra [2]"), "{e}");
+    }
+
+    #[test]
+    fn ports_header_copies_every_port_in_table_order() {
+        let h = ports_header();
+        let ins: Vec<String> = ports::inputs()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("    t->{} = in[{i}];", p.name))
+            .collect();
+        let outs: Vec<String> = ports::outputs()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("    out[{i}] = t->{};", p.name))
+            .collect();
+        let lines: Vec<&str> = h.lines().collect();
+        let pos = |l: &String| lines.iter().position(|x| x == l);
+        let at: Vec<Option<usize>> = ins.iter().chain(&outs).map(pos).collect();
+        assert!(at.iter().all(Option::is_some), "{h}");
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "order: {h}");
+        assert!(h.contains(&format!("#define SBRP_N_IN {}\n", ports::N_IN)));
+        assert!(h.contains(&format!("\"{}\"", crate::ffi::table_names())));
+    }
+
+    /// The shim has no per-port code of its own: it copies ports only
+    /// through the generated header, so it cannot disagree with the table.
+    #[test]
+    fn shim_names_no_port_but_the_clock() {
+        assert!(SHIM_SRC.contains(&format!("#include \"{PORTS_HEADER}\"")));
+        assert!(SHIM_SRC.contains("sbrp_set_inputs(t, in)"));
+        assert!(SHIM_SRC.contains("sbrp_get_outputs(t, out)"));
+        for p in PORTS {
+            let uses = SHIM_SRC.contains(&format!("->{}", p.name))
+                || SHIM_SRC.contains(&format!(".{} ", p.name));
+            assert!(!uses, "shim.cpp names port {} itself", p.name);
+        }
     }
 
     #[test]

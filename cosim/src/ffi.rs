@@ -1,52 +1,21 @@
-//! The C ABI of `csrc/shim.cpp`: the structs passed once per cycle and the
-//! functions of a loaded model library.
+//! The C ABI of `csrc/shim.cpp`: the functions of a loaded model library.
+//!
+//! One step passes the inputs and the outputs as `uint64_t` arrays in the
+//! order of [`sbrp_iface::ports::PORTS`]; the shim's per-port copy code is
+//! generated from the same table into `sbrp_ports.h` at build time
+//! (`builder::ports_header`), so there is no hand-written struct to keep in
+//! sync. At load, the library's port count and names are checked against the
+//! table, which catches a library built from another table.
 
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_char, c_void, CStr};
 
 use libloading::Library;
+use sbrp_iface::ports::{N_IN, N_OUT, PORTS};
 
 use crate::CosimError;
 
 /// Must equal `SHIM_ABI` in csrc/shim.cpp.
-pub(crate) const SHIM_ABI: u32 = 1;
-
-/// One cycle's inputs (mirror of `PbInC` in the shim), already masked to the
-/// port widths.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PbInC {
-    pub req_line: u32,
-    pub rst: u8,
-    pub req_valid: u8,
-    pub req_op: u8,
-    pub req_warp: u8,
-    pub ack: u8,
-    pub drain_all: u8,
-    pub _pad: [u8; 2],
-}
-
-/// One cycle's outputs (mirror of `PbOutC` in the shim).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PbOutC {
-    pub flush_warps: u64,
-    pub stall: u64,
-    pub obs_odm: u64,
-    pub obs_edm: u64,
-    pub obs_fsm: u64,
-    pub flush_line: u32,
-    pub obs_actr: u32,
-    pub obs_head: u32,
-    pub obs_tail: u32,
-    pub req_ready: u8,
-    pub req_wait: u8,
-    pub flush_valid: u8,
-    pub flush_evict: u8,
-    pub inv_pm: u8,
-    pub idle: u8,
-    pub obs_full: u8,
-    pub obs_drain: u8,
-}
+pub(crate) const SHIM_ABI: u32 = 2;
 
 /// Opaque model handle (`SbrpPb*` in the shim).
 pub(crate) type Handle = *mut c_void;
@@ -57,14 +26,18 @@ pub(crate) type Handle = *mut c_void;
 pub(crate) struct ShimFns {
     pub create: unsafe extern "C" fn() -> Handle,
     pub destroy: unsafe extern "C" fn(Handle),
-    pub step: unsafe extern "C" fn(Handle, *const PbInC, *mut PbOutC),
-    pub trace_open: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
-    pub trace_close: unsafe extern "C" fn(Handle),
+    /// `in`: [`N_IN`] values, `out`: [`N_OUT`] values, in table order.
+    pub step: unsafe extern "C" fn(Handle, *const u64, *mut u64),
     pub time: unsafe extern "C" fn(Handle) -> u64,
 }
 
-/// Resolves the shim's functions in `lib` and checks its ABI version and
-/// struct sizes.
+/// The port names as the shim declares them (space-separated, table order).
+pub(crate) fn table_names() -> String {
+    PORTS.iter().map(|p| p.name).collect::<Vec<_>>().join(" ")
+}
+
+/// Resolves the shim's functions in `lib` and checks its ABI version, port
+/// count and port names.
 ///
 /// # Safety
 /// `lib` must be a library built by this crate from csrc/shim.cpp (the ABI
@@ -81,25 +54,31 @@ pub(crate) unsafe fn resolve(lib: &Library) -> Result<ShimFns, CosimError> {
         Ok(*s)
     }
     let abi: unsafe extern "C" fn(*mut u32, *mut u32) -> u32 = sym(lib, b"sbrp_pb_abi\0")?;
-    let (mut in_size, mut out_size) = (0u32, 0u32);
-    let version = abi(&mut in_size, &mut out_size);
-    if version != SHIM_ABI
-        || in_size as usize != std::mem::size_of::<PbInC>()
-        || out_size as usize != std::mem::size_of::<PbOutC>()
-    {
+    let (mut n_in, mut n_out) = (0u32, 0u32);
+    let version = abi(&mut n_in, &mut n_out);
+    if version != SHIM_ABI || n_in as usize != N_IN || n_out as usize != N_OUT {
         return Err(CosimError::Load(format!(
-            "shim ABI mismatch: library has version {version} (in {in_size} B, out {out_size} B), \
-             this crate expects {SHIM_ABI} (in {} B, out {} B)",
-            std::mem::size_of::<PbInC>(),
-            std::mem::size_of::<PbOutC>()
+            "shim ABI mismatch: library has version {version} ({n_in} inputs, {n_out} outputs), \
+             this crate expects {SHIM_ABI} ({N_IN} inputs, {N_OUT} outputs)"
+        )));
+    }
+    let names: unsafe extern "C" fn() -> *const c_char = sym(lib, b"sbrp_pb_port_names\0")?;
+    let p = names();
+    let found = if p.is_null() {
+        String::new()
+    } else {
+        CStr::from_ptr(p).to_string_lossy().into_owned()
+    };
+    if found != table_names() {
+        return Err(CosimError::Load(format!(
+            "shim ports differ from the port table: library has `{found}`, table has `{}`",
+            table_names()
         )));
     }
     Ok(ShimFns {
         create: sym(lib, b"sbrp_pb_create\0")?,
         destroy: sym(lib, b"sbrp_pb_destroy\0")?,
         step: sym(lib, b"sbrp_pb_step\0")?,
-        trace_open: sym(lib, b"sbrp_pb_trace_open\0")?,
-        trace_close: sym(lib, b"sbrp_pb_trace_close\0")?,
         time: sym(lib, b"sbrp_pb_time\0")?,
     })
 }

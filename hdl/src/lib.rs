@@ -24,6 +24,22 @@ use sbrp_iface::{ParamError, PbIn, PbOut, PbParams, PbUnit};
 /// Name of the top module of the generated Verilog.
 pub const TOP_MODULE: &str = "sbrp_pb";
 
+/// Verilator configuration (`.vlt`) that waives the lint warnings rust-hdl's
+/// output is known to raise (each one justified in the file). Give it to
+/// every Verilator run on the generated Verilog, written as `sbrp_pb.v`.
+pub const VERILATOR_WAIVERS: &str = include_str!("../verilator_waivers.vlt");
+
+/// Errors of the generator.
+#[derive(Debug, thiserror::Error)]
+pub enum HdlError {
+    /// A parameter outside its allowed range.
+    #[error(transparent)]
+    Params(#[from] ParamError),
+    /// rust-hdl's structural check of the unit failed (a generator bug).
+    #[error("rust-hdl check of the unit failed for {tag}: {detail}")]
+    Check { tag: String, detail: String },
+}
+
 /// Calls `$f::<W, WB, IW, LW, A>($p)` for the instance matching the
 /// (validated) parameters `$p`.
 macro_rules! dispatch {
@@ -74,12 +90,16 @@ fn build<const W: usize, const WB: usize, const IW: usize, const LW: usize, cons
 
 fn verilog_of<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>(
     p: &PbParams,
-) -> String {
+) -> Result<String, HdlError> {
     let uut = build::<W, WB, IW, LW, A>(p);
-    if let Err(e) = check_all(&uut) {
-        panic!("rust-hdl check of the unit failed for {}: {e:?}", p.tag());
-    }
-    rename_top(&rust_hdl::core::prelude::generate_verilog(&uut), TOP_MODULE)
+    check_all(&uut).map_err(|e| HdlError::Check {
+        tag: p.tag(),
+        detail: format!("{e:?}"),
+    })?;
+    Ok(rename_top(
+        &rust_hdl::core::prelude::generate_verilog(&uut),
+        TOP_MODULE,
+    ))
 }
 
 fn sim_of<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>(
@@ -93,9 +113,9 @@ fn sim_of<const W: usize, const WB: usize, const IW: usize, const LW: usize, con
 
 /// Verilog of the unit with parameters `p`; the top module is `sbrp_pb`, its
 /// sub-modules are `sbrp_pb$<field>`.
-pub fn generate_verilog(p: &PbParams) -> Result<String, ParamError> {
+pub fn generate_verilog(p: &PbParams) -> Result<String, HdlError> {
     p.validate()?;
-    Ok(dispatch!(verilog_of, p))
+    dispatch!(verilog_of, p)
 }
 
 /// The RTL with parameters `p`, stepped through rust-hdl's simulator.

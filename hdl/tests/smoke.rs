@@ -239,7 +239,10 @@ fn out_of_range_parameters_are_refused_with_their_name() {
     let bad = |f: fn(&mut PbParams)| {
         let mut p = PbParams::default();
         f(&mut p);
-        sbrp_hdl::generate_verilog(&p).unwrap_err().param
+        match sbrp_hdl::generate_verilog(&p).unwrap_err() {
+            sbrp_hdl::HdlError::Params(e) => e.param,
+            e => panic!("{e}"),
+        }
     };
     assert_eq!(bad(|p| p.entries = 100), "entries");
     assert_eq!(bad(|p| p.warps = 128), "warps");

@@ -1,5 +1,5 @@
 //! The generated Verilog passes Verilator's lint (`-Wall`, with the waivers of
-//! `constraints/verilator_waivers.vlt`) and yosys' generic synthesis with
+//! `hdl/verilator_waivers.vlt`) and yosys' generic synthesis with
 //! `check -assert`, for entries {16, 64, 256, 512} x warps {32, 64}
 //! (lines = max(512, entries)).
 //!
@@ -89,7 +89,7 @@ fn verilog_lints_and_synthesizes_clean() {
     // Missing tools fail at once, with the hint.
     run("verilator", &["--version"]);
     run("yosys", &["-V"]);
-    let waivers = repo_root().join("constraints/verilator_waivers.vlt");
+    let waivers = repo_root().join("hdl/verilator_waivers.vlt");
     assert!(waivers.exists(), "{} is missing", waivers.display());
     let base = std::env::temp_dir().join(format!("sbrp_hdl_verilog_{}", std::process::id()));
     let failures = Mutex::new(Vec::<String>::new());
@@ -187,7 +187,7 @@ fn verilog_lints_clean_across_parameter_sets() {
         FlushPolicy, ACTR_BITS_CHOICES, ENTRIES_MAX, ENTRIES_MIN, LINES_MAX, WARP_CHOICES,
     };
     run("verilator", &["--version"]);
-    let waivers = repo_root().join("constraints/verilator_waivers.vlt");
+    let waivers = repo_root().join("hdl/verilator_waivers.vlt");
     let base = std::env::temp_dir().join(format!("sbrp_hdl_lint_{}", std::process::id()));
     let mut failures = vec![];
     let policies = [

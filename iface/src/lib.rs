@@ -7,6 +7,11 @@
 
 use std::fmt;
 
+pub mod ports;
+pub mod vcd;
+
+pub use ports::{PbIn, PbOut};
+
 /// Request opcodes on `req_op` (3 bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -146,11 +151,21 @@ pub struct ParamError {
     pub allowed: String,
 }
 
+impl ParamError {
+    /// The command-line flag of the parameter (`--entries`, ...): a program
+    /// that takes parameters as flags names them so.
+    pub fn flag(&self) -> String {
+        format!("--{}", self.param)
+    }
+}
+
+/// Names the parameter as the library knows it (`entries`, `actr-bits`);
+/// a command line adds its own flag syntax (see [`ParamError::flag`]).
 impl fmt::Display for ParamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "invalid --{} {}: allowed {}",
+            "invalid {} {}: allowed {}",
             self.param, self.value, self.allowed
         )
     }
@@ -192,7 +207,7 @@ impl PbParams {
                 "lines",
                 self.lines,
                 format!(
-                    "a power of two from --entries ({}) to {LINES_MAX}",
+                    "a power of two from entries ({}) to {LINES_MAX}",
                     self.entries
                 ),
             ));
@@ -339,21 +354,6 @@ pub fn storage_totals(p: &PbParams) -> (u32, u32) {
     )
 }
 
-/// Inputs of the unit for one cycle.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct PbIn {
-    /// Synchronous reset.
-    pub rst: bool,
-    pub req_valid: bool,
-    pub req_op: u8,
-    pub req_warp: u8,
-    pub req_line: u32,
-    /// One persistence acknowledgement (a flushed line reached the persistence domain).
-    pub ack: bool,
-    /// Kernel end: drain everything.
-    pub drain_all: bool,
-}
-
 impl PbIn {
     pub fn req(op: Op, warp: u8, line: u32) -> PbIn {
         PbIn {
@@ -379,36 +379,6 @@ impl PbIn {
     }
 }
 
-/// Outputs of the unit during one cycle: decisions taken this cycle (from the
-/// state at the start of the cycle and this cycle's inputs) and the registered
-/// state at the start of the cycle (the `obs` fields and `stall`, `idle`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct PbOut {
-    /// The request was performed this cycle.
-    pub req_ready: bool,
-    /// The request was refused and its warp now waits in EDM.
-    pub req_wait: bool,
-    pub flush_valid: bool,
-    pub flush_line: u32,
-    pub flush_warps: u64,
-    /// The flush is an eviction from the middle of the PB, not a head drain.
-    pub flush_evict: bool,
-    /// Invalidate the clean PM lines of the L1.
-    pub inv_pm: bool,
-    /// Warps that must not issue: ODM | EDM.
-    pub stall: u64,
-    /// PB empty and ACTR zero.
-    pub idle: bool,
-    pub obs_odm: u64,
-    pub obs_edm: u64,
-    pub obs_fsm: u64,
-    pub obs_actr: u32,
-    pub obs_head: u32,
-    pub obs_tail: u32,
-    pub obs_full: bool,
-    pub obs_drain: bool,
-}
-
 impl PbOut {
     /// PB occupancy.
     pub fn count(&self, p: &PbParams) -> u32 {
@@ -418,27 +388,18 @@ impl PbOut {
             self.obs_tail.wrapping_sub(self.obs_head) & (p.entries - 1)
         }
     }
-    /// Every field with its name, in a fixed order (for comparison and traces).
-    pub fn fields(&self) -> [(&'static str, u64); 17] {
-        [
-            ("req_ready", self.req_ready as u64),
-            ("req_wait", self.req_wait as u64),
-            ("flush_valid", self.flush_valid as u64),
-            ("flush_line", self.flush_line as u64),
-            ("flush_warps", self.flush_warps),
-            ("flush_evict", self.flush_evict as u64),
-            ("inv_pm", self.inv_pm as u64),
-            ("stall", self.stall),
-            ("idle", self.idle as u64),
-            ("obs_odm", self.obs_odm),
-            ("obs_edm", self.obs_edm),
-            ("obs_fsm", self.obs_fsm),
-            ("obs_actr", self.obs_actr as u64),
-            ("obs_head", self.obs_head as u64),
-            ("obs_tail", self.obs_tail as u64),
-            ("obs_full", self.obs_full as u64),
-            ("obs_drain", self.obs_drain as u64),
-        ]
+    /// Every output with its name, in [`ports::PORTS`] order (for comparison and traces).
+    pub fn fields(&self) -> [(&'static str, u64); ports::N_OUT] {
+        let v = self.values();
+        std::array::from_fn(|i| (ports::outputs()[i].name, v[i]))
+    }
+}
+
+impl PbIn {
+    /// Every input with its name, in [`ports::PORTS`] order.
+    pub fn fields(&self) -> [(&'static str, u64); ports::N_IN] {
+        let v = self.values();
+        std::array::from_fn(|i| (ports::inputs()[i].name, v[i]))
     }
 }
 
@@ -449,14 +410,26 @@ pub trait PbUnit {
     fn step(&mut self, inp: &PbIn) -> PbOut;
     /// A short name for reports ("model", "rtl-verilator", ...).
     fn name(&self) -> &str;
-    /// Starts (`Some`) or stops (`None`) a waveform (VCD) of this
-    /// implementation from the next cycle on. Not every implementation can.
-    fn set_trace(&mut self, path: Option<&std::path::Path>) -> Result<(), String> {
-        match path {
-            None => Ok(()),
-            Some(_) => Err(format!("{} cannot write a waveform", self.name())),
-        }
+    /// Internal signals this implementation shows in its waveform beside
+    /// the ports (none by default; see [`vcd`]).
+    fn probes(&self) -> Vec<Probe> {
+        Vec::new()
     }
+    /// The probes' values now, i.e. the state at the start of the next
+    /// cycle, in [`PbUnit::probes`] order, appended to `out`. Read-only.
+    fn probe_values(&self, out: &mut Vec<u64>) {
+        let _ = out;
+    }
+}
+
+/// One internal signal of an implementation, shown in its waveform.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Probe {
+    /// Scope below the top module, dot-separated (e.g. `state` or `state.pb.e005`).
+    pub scope: String,
+    pub name: String,
+    /// Bits, 1..=64.
+    pub width: u32,
 }
 
 #[cfg(test)]

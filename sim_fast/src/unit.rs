@@ -3,7 +3,7 @@
 //! The code follows the spec's §4 equations in order: head action, request,
 //! next state. All reads use the state at the start of the cycle.
 
-use sbrp_iface::{entry_type as ty, FlushPolicy, Op, PbIn, PbOut, PbParams, PbUnit};
+use sbrp_iface::{entry_type as ty, FlushPolicy, Op, PbIn, PbOut, PbParams, PbUnit, Probe};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum HeadAct {
@@ -219,6 +219,74 @@ impl PbUnit for PbModel {
 
     fn name(&self) -> &str {
         "model"
+    }
+
+    /// The state of §3 under the spec's names, for waveforms: the registers
+    /// in scope `state`, and every PB slot's `pb_type`, `pb_warps`,
+    /// `pb_line` and whether it is `live` in scope `state.pb.eNNN`.
+    fn probes(&self) -> Vec<Probe> {
+        let (iw, lw, w, a) = (
+            self.p.idx_bits(),
+            self.p.line_bits(),
+            self.p.warps,
+            self.p.actr_bits,
+        );
+        let reg = |name: &str, width| Probe {
+            scope: "state".into(),
+            name: name.into(),
+            width,
+        };
+        let mut v = vec![
+            reg("head", iw),
+            reg("tail", iw),
+            reg("full", 1),
+            reg("odm", w),
+            reg("edm", w),
+            reg("fsm", w),
+            reg("actr", a),
+            reg("drain_pend", 1),
+            reg("drain_idx", iw),
+            reg("lo_valid", 1),
+            reg("lo_idx", iw),
+        ];
+        for i in 0..self.p.entries {
+            let scope = format!("state.pb.e{i:03}");
+            for (name, width) in [
+                ("pb_type", 3),
+                ("pb_warps", w),
+                ("pb_line", lw),
+                ("live", 1),
+            ] {
+                v.push(Probe {
+                    scope: scope.clone(),
+                    name: name.into(),
+                    width,
+                });
+            }
+        }
+        v
+    }
+
+    /// Read-only: the values of [`PbUnit::probes`], in that order.
+    fn probe_values(&self, out: &mut Vec<u64>) {
+        out.extend([
+            self.head as u64,
+            self.tail as u64,
+            self.full as u64,
+            self.odm,
+            self.edm,
+            self.fsm,
+            self.actr as u64,
+            self.drain_pend as u64,
+            self.drain_idx as u64,
+            self.lo_valid as u64,
+            self.lo_idx as u64,
+        ]);
+        for i in 0..self.p.entries {
+            let e = self.e(i);
+            // A slot that is not live may hold stale words (§3): shown as they are.
+            out.extend([e.ty as u64, e.warps, e.line as u64, self.live(i) as u64]);
+        }
     }
 
     #[inline]

@@ -3,7 +3,10 @@
 //!
 //! `Lockstep` is itself a `PbUnit`, so any driver (the SM front end, a
 //! directed test) runs both sides without knowing it. The first divergence is
-//! kept in a shared slot with the last inputs, and the driver stops on it.
+//! kept in a shared slot with the last inputs and both sides' outputs, and the
+//! driver stops on it; [`write_mismatch_vcds`] turns those cycles into the
+//! two waveforms (no replay needed). Signals and widths come from the port
+//! table (`sbrp_iface::ports`, docs/microarch.md §2).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -12,9 +15,11 @@ use std::io::Write;
 use std::path::Path;
 use std::rc::Rc;
 
+use sbrp_iface::ports::PORTS;
+use sbrp_iface::vcd::{write_cycles, WaveError};
 use sbrp_iface::{PbIn, PbOut, PbParams, PbUnit};
 
-/// How many recent cycles the comparator keeps for reports and the model VCD.
+/// How many recent cycles the comparator keeps for reports and waveforms.
 pub const HISTORY: usize = 64;
 
 /// The first divergence between the two sides.
@@ -73,8 +78,6 @@ pub struct Lockstep {
     recent: VecDeque<(u64, PbIn, PbOut, PbOut)>,
     slot: MismatchSlot,
     name: String,
-    /// Turn side A's waveform on at this cycle (and off at the divergence).
-    trace_plan: Option<(u64, std::path::PathBuf)>,
 }
 
 impl Lockstep {
@@ -94,13 +97,7 @@ impl Lockstep {
             recent: VecDeque::with_capacity(HISTORY + 1),
             slot,
             name,
-            trace_plan: None,
         }
-    }
-    /// Side A writes a waveform to `path` from cycle `from` on.
-    pub fn trace_a_from(mut self, from: u64, path: std::path::PathBuf) -> Self {
-        self.trace_plan = Some((from, path));
-        self
     }
 
     pub fn cycles(&self) -> u64 {
@@ -126,13 +123,6 @@ impl PbUnit for Lockstep {
         &self.name
     }
     fn step(&mut self, inp: &PbIn) -> PbOut {
-        if let Some((from, path)) = &self.trace_plan {
-            if *from == self.cycle {
-                if let Err(e) = self.a.set_trace(Some(path)) {
-                    eprintln!("sbrp: {e}");
-                }
-            }
-        }
         let oa = self.a.step(inp);
         let ob = self.b.step(inp);
         if self.recent.len() == HISTORY {
@@ -140,8 +130,6 @@ impl PbUnit for Lockstep {
         }
         self.recent.push_back((self.cycle, *inp, oa, ob));
         if oa != ob && self.slot.borrow().is_none() {
-            // The waveform ends with the divergence.
-            let _ = self.a.set_trace(None);
             *self.slot.borrow_mut() = Some(Mismatch {
                 unit: self.label.clone(),
                 cycle: self.cycle,
@@ -180,107 +168,47 @@ impl PbUnit for Recorder {
     }
 }
 
-/// Port widths of the unit, as the RTL declares them (`docs/microarch.md` §2).
+/// Port widths of the unit, as the RTL declares them: the port table
+/// (`sbrp_iface::ports::PORTS`, inputs then outputs) for `p`.
 pub fn port_widths(p: &PbParams) -> Vec<(&'static str, u32)> {
-    let (lw, iw, w, a) = (p.line_bits(), p.idx_bits(), p.warps, p.actr_bits);
-    vec![
-        ("rst", 1),
-        ("req_valid", 1),
-        ("req_op", 3),
-        ("req_warp", 6),
-        ("req_line", lw),
-        ("ack", 1),
-        ("drain_all", 1),
-        ("req_ready", 1),
-        ("req_wait", 1),
-        ("flush_valid", 1),
-        ("flush_line", lw),
-        ("flush_warps", w),
-        ("flush_evict", 1),
-        ("inv_pm", 1),
-        ("stall", w),
-        ("idle", 1),
-        ("obs_odm", w),
-        ("obs_edm", w),
-        ("obs_fsm", w),
-        ("obs_actr", a),
-        ("obs_head", iw),
-        ("obs_tail", iw),
-        ("obs_full", 1),
-        ("obs_drain", 1),
-    ]
+    PORTS.iter().map(|port| (port.name, port.bits(p))).collect()
 }
 
-fn values(i: &PbIn, o: &PbOut) -> Vec<u64> {
-    let mut v = vec![
-        i.rst as u64,
-        i.req_valid as u64,
-        i.req_op as u64,
-        i.req_warp as u64,
-        i.req_line as u64,
-        i.ack as u64,
-        i.drain_all as u64,
-    ];
-    v.extend(o.fields().iter().map(|f| f.1));
-    v
+/// Writes a VCD of one side's ports over `cycles` (cycle, inputs, outputs)
+/// with the project's one waveform writer (`sbrp_iface::vcd`): scope
+/// `sbrp_pb`, the port names, one cycle = 2 time units. On an error nothing
+/// is left at `path`.
+pub fn write_vcd(
+    path: &Path,
+    p: &PbParams,
+    cycles: &[(u64, PbIn, PbOut)],
+) -> Result<(), WaveError> {
+    write_cycles(path, p, cycles).map(|_| ())
 }
 
-/// Writes a VCD of one side's ports over `cycles` (cycle, inputs, outputs),
-/// under the RTL's signal names (scope `TOP.sbrp_pb`), one cycle = 2 time
-/// units with the rising clock edge at the odd time, as the Verilator shim
-/// dumps, so both files line up in GTKWave.
-pub fn write_vcd(path: &Path, p: &PbParams, cycles: &[(u64, PbIn, PbOut)]) -> std::io::Result<()> {
-    let f = std::fs::File::create(path)?;
-    let mut w = vcd::Writer::new(std::io::BufWriter::new(f));
-    w.timescale(1, vcd::TimescaleUnit::PS)?;
-    w.add_module("TOP")?;
-    w.add_module("sbrp_pb")?;
-    let clk = w.add_wire(1, "clock")?;
-    let ids: Vec<(vcd::IdCode, u32)> = port_widths(p)
-        .iter()
-        .map(|(n, width)| Ok((w.add_wire(*width, n)?, *width)))
-        .collect::<std::io::Result<_>>()?;
-    w.upscope()?;
-    w.upscope()?;
-    w.enddefinitions()?;
-    let bits = |v: u64, width: u32| -> Vec<vcd::Value> {
-        (0..width)
-            .rev()
-            .map(|b| {
-                if v >> b & 1 == 1 {
-                    vcd::Value::V1
-                } else {
-                    vcd::Value::V0
-                }
-            })
+/// Writes both sides of a mismatch from the cycles the comparator kept
+/// (up to [`HISTORY`], ending with the divergence): side A's ports to
+/// `a_path`, side B's to `b_path`, and the report beside B's file (`.txt`).
+/// Same writer, names and instants for both, so they line up in a viewer.
+pub fn write_mismatch_vcds(
+    m: &Mismatch,
+    p: &PbParams,
+    a_path: &Path,
+    b_path: &Path,
+) -> Result<(), WaveError> {
+    let side = |b: bool| -> Vec<(u64, PbIn, PbOut)> {
+        m.recent
+            .iter()
+            .map(|(c, i, oa, ob)| (*c, *i, if b { *ob } else { *oa }))
             .collect()
     };
-    for (c, i, o) in cycles {
-        w.timestamp(2 * c)?;
-        w.change_scalar(clk, vcd::Value::V0)?;
-        for ((id, width), v) in ids.iter().zip(values(i, o)) {
-            if *width == 1 {
-                w.change_scalar(*id, bits(v, 1)[0])?;
-            } else {
-                w.change_vector(*id, bits(v, *width))?;
-            }
-        }
-        w.timestamp(2 * c + 1)?;
-        w.change_scalar(clk, vcd::Value::V1)?;
-    }
-    if let Some((c, _, _)) = cycles.last() {
-        w.timestamp(2 * c + 2)?;
-    }
-    w.flush()?;
-    Ok(())
-}
-
-/// Writes the model's side of a mismatch as a VCD (`B` side of the pair).
-pub fn write_mismatch_vcd(m: &Mismatch, p: &PbParams, path: &Path) -> std::io::Result<()> {
-    let cycles: Vec<(u64, PbIn, PbOut)> =
-        m.recent.iter().map(|(c, i, _, b)| (*c, *i, *b)).collect();
-    write_vcd(path, p, &cycles)?;
-    let mut txt = std::fs::File::create(path.with_extension("txt"))?;
-    write!(txt, "{m}")?;
-    Ok(())
+    write_vcd(a_path, p, &side(false))?;
+    write_vcd(b_path, p, &side(true))?;
+    let txt = b_path.with_extension("txt");
+    std::fs::File::create(&txt)
+        .and_then(|mut f| write!(f, "{m}"))
+        .map_err(|source| {
+            let _ = std::fs::remove_file(&txt);
+            WaveError { path: txt, source }
+        })
 }

@@ -159,11 +159,16 @@ impl ParamArgs {
             lines: self.lines,
             actr_bits: self.actr_bits,
             window: self.window,
-            policy: FlushPolicy::parse(&self.policy)?,
+            policy: FlushPolicy::parse(&self.policy).map_err(flag_error)?,
         };
-        p.validate()?;
+        p.validate().map_err(flag_error)?;
         Ok(p)
     }
+}
+
+/// A refused parameter, named by its command-line flag.
+fn flag_error(e: sbrp_iface::ParamError) -> anyhow::Error {
+    anyhow::anyhow!("invalid {} {}: allowed {}", e.flag(), e.value, e.allowed)
 }
 
 fn print_params(p: &PbParams) {

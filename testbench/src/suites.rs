@@ -7,15 +7,14 @@ use std::rc::Rc;
 
 use anyhow::{anyhow, bail, Context, Result};
 use sbrp_cosim::{BuildOpts, RtlSource, VerilatedPb};
+use sbrp_iface::vcd::{Traced, WaveStatus};
 use sbrp_iface::{PbIn, PbParams, PbUnit};
 use sbrp_sim_fast::frontend::{FrontEnd, FrontEndConfig, RunSummary};
 use sbrp_sim_fast::randgen::{generate, RandSpec};
 use sbrp_sim_fast::trace::{parse, Expect, Expectation, Trace};
 use sbrp_sim_fast::{Mutation, PbModel};
 
-use crate::lockstep::{
-    write_mismatch_vcd, write_vcd, History, Lockstep, Mismatch, MismatchSlot, Recorder,
-};
+use crate::lockstep::{write_mismatch_vcds, History, Lockstep, Mismatch, MismatchSlot, Recorder};
 
 /// Which implementations run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,9 +70,16 @@ impl Rtl {
     pub fn build(opts: &RunOpts) -> Result<Rtl> {
         let src = match &opts.rtl {
             Some(p) => RtlSource::File(p.clone()),
-            None => RtlSource::Generated,
+            None => RtlSource::Verilog {
+                text: sbrp_hdl::generate_verilog(&opts.params)?,
+                name: "sbrp_pb.v".into(),
+            },
         };
-        let proto = VerilatedPb::build(&opts.params, src, &BuildOpts::default())?;
+        let build = BuildOpts {
+            waivers: Some(sbrp_hdl::VERILATOR_WAIVERS.into()),
+            ..BuildOpts::default()
+        };
+        let proto = VerilatedPb::build(&opts.params, src, &build)?;
         Ok(Rtl { proto })
     }
     fn instance(&self) -> VerilatedPb {
@@ -104,11 +110,11 @@ fn model(opts: &RunOpts) -> Result<Box<dyn PbUnit>> {
     ))
 }
 
+/// Waveforms of a run (`--vcd`): per SM, the RTL's and the model's files,
+/// written while the run goes; the first write error stops the run.
 struct Plan {
-    /// Per SM: trace RTL from this cycle into this file.
-    rtl_trace: Vec<Option<(u64, PathBuf)>>,
-    /// Per SM: keep the model's every cycle here (for its waveform).
-    model_history: Vec<Option<History>>,
+    waves: Vec<Option<(PathBuf, PathBuf)>>,
+    status: WaveStatus,
 }
 
 fn units(
@@ -120,23 +126,20 @@ fn units(
 ) -> Result<Vec<Box<dyn PbUnit>>> {
     (0..sms as usize)
         .map(|s| -> Result<Box<dyn PbUnit>> {
-            let mut m = model(opts)?;
-            if let Some(Some(h)) = plan.model_history.get(s) {
-                m = Box::new(Recorder {
-                    inner: m,
-                    sink: h.clone(),
-                });
-            }
+            let waves = plan.waves.get(s).cloned().flatten();
+            let traced = |u: Box<dyn PbUnit>, path: Option<PathBuf>| -> Box<dyn PbUnit> {
+                match path {
+                    Some(p) => Box::new(Traced::new(u, p, 0, plan.status.clone())),
+                    None => u,
+                }
+            };
+            let m = traced(model(opts)?, waves.as_ref().map(|w| w.1.clone()));
             Ok(match opts.sides {
                 Sides::Model => m,
                 Sides::Lockstep => {
                     let r = rtl.ok_or_else(|| anyhow!("lockstep needs the RTL"))?;
-                    let mut l =
-                        Lockstep::new(Box::new(r.instance()), m, &format!("SM {s}"), slot.clone());
-                    if let Some(Some((from, path))) = plan.rtl_trace.get(s) {
-                        l = l.trace_a_from(*from, path.clone());
-                    }
-                    Box::new(l)
+                    let a = traced(Box::new(r.instance()), waves.map(|w| w.0));
+                    Box::new(Lockstep::new(a, m, &format!("SM {s}"), slot.clone()))
                 }
             })
         })
@@ -155,23 +158,27 @@ fn front_end(t: &Trace, opts: &RunOpts, units: Vec<Box<dyn PbUnit>>) -> Result<F
     Ok(fe)
 }
 
-/// Runs one trace and checks its expectations. On a divergence, the run is
-/// repeated with the RTL's waveform on for the cycles before it, and both
-/// waveforms are written.
+/// Runs one trace and checks its expectations. With `vcd_dir`, both sides
+/// write their waveforms while the run goes (a write error ends the run
+/// with that error). On a divergence the run stops, and without `vcd_dir`
+/// both sides' waveforms of the cycles before it are written from the
+/// comparator's history into `mismatch_dir`.
 pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Result<Outcome> {
     let sms = t.sms();
     let slot: MismatchSlot = Rc::new(RefCell::new(None));
     let vcd = opts.vcd_dir.clone();
     let plan = Plan {
-        rtl_trace: (0..sms)
+        waves: (0..sms)
             .map(|s| {
-                vcd.as_ref()
-                    .map(|d| (0, d.join(format!("{name}.rtl.sm{s}.vcd"))))
+                vcd.as_ref().map(|d| {
+                    (
+                        d.join(format!("{name}.rtl.sm{s}.vcd")),
+                        d.join(format!("{name}.model.sm{s}.vcd")),
+                    )
+                })
             })
             .collect(),
-        model_history: (0..sms)
-            .map(|_| vcd.as_ref().map(|_| History::default()))
-            .collect(),
+        status: WaveStatus::default(),
     };
     if let Some(d) = &vcd {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
@@ -179,7 +186,9 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     let us = units(opts, rtl, sms, &slot, &plan)?;
     let mut fe = front_end(t, opts, us)?;
     fe.recording = opts.record_dir.is_some() || !t.expects.is_empty();
-    fe.run(opts.max_cycles, |_| slot.borrow().is_none());
+    fe.run(opts.max_cycles, |_| {
+        slot.borrow().is_none() && plan.status.borrow().is_none()
+    });
     let mut out = Outcome {
         summary: fe.summary.clone(),
         ..Outcome::default()
@@ -191,60 +200,54 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
         std::fs::write(&p, json).with_context(|| format!("cannot write {}", p.display()))?;
         out.files.push(p);
     }
-    if let Some(d) = &vcd {
-        if opts.sides == Sides::Lockstep {
-            for s in 0..sms as usize {
-                out.files.push(d.join(format!("{name}.rtl.sm{s}.vcd")));
-            }
-        }
-    }
     let mismatch = slot.borrow_mut().take();
+    if mismatch.is_none() {
+        if let Some(dl) = &fe.summary.deadlock {
+            out.fails.push(format!("deadlock: {dl}"));
+        } else if !fe.summary.finished {
+            out.fails
+                .push(format!("did not finish within {} cycles", opts.max_cycles));
+        }
+        out.fails.extend(fe.check(t));
+    }
+    // Completes the waveforms (the traced units finish their files on drop).
+    drop(fe);
+    if let Some(e) = plan.status.borrow_mut().take() {
+        // A run's waveforms are complete or absent: the others go too.
+        for (a, b) in plan.waves.iter().flatten() {
+            let _ = std::fs::remove_file(a);
+            let _ = std::fs::remove_file(b);
+        }
+        return Err(e.into());
+    }
+    for (rtl_vcd, model_vcd) in plan.waves.iter().flatten() {
+        if opts.sides == Sides::Lockstep {
+            out.files.push(rtl_vcd.clone());
+        }
+        out.files.push(model_vcd.clone());
+    }
     if let Some(m) = mismatch {
         let dir = vcd.clone().unwrap_or_else(|| opts.mismatch_dir.clone());
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let sm: usize = m.unit.trim_start_matches("SM ").parse().unwrap_or(0);
-        let model_vcd = dir.join(format!("{name}.model.sm{sm}.vcd"));
-        write_mismatch_vcd(&m, &opts.params, &model_vcd)?;
-        out.files.push(model_vcd);
-        out.files.push(dir.join(format!("{name}.model.sm{sm}.txt")));
+        let (rtl_vcd, model_vcd) = (
+            dir.join(format!("{name}.rtl.sm{sm}.vcd")),
+            dir.join(format!("{name}.model.sm{sm}.vcd")),
+        );
         if vcd.is_none() {
-            // Replay with the RTL waveform on for the last cycles before the divergence.
-            let from = m.cycle.saturating_sub(crate::lockstep::HISTORY as u64 - 1);
-            let path = dir.join(format!("{name}.rtl.sm{sm}.vcd"));
-            let mut rt = vec![None; sms as usize];
-            rt[sm] = Some((from, path.clone()));
-            let replay_slot: MismatchSlot = Rc::new(RefCell::new(None));
-            let plan = Plan {
-                rtl_trace: rt,
-                model_history: vec![],
-            };
-            let us = units(opts, rtl, sms, &replay_slot, &plan)?;
-            let mut fe2 = front_end(t, opts, us)?;
-            fe2.run(opts.max_cycles, |_| replay_slot.borrow().is_none());
-            drop(fe2);
-            out.files.push(path);
+            write_mismatch_vcds(&m, &opts.params, &rtl_vcd, &model_vcd)?;
+            out.files.push(rtl_vcd);
+            out.files.push(model_vcd.clone());
+        } else {
+            // The whole-run waveforms end with the divergence; the report beside them.
+            let txt = model_vcd.with_extension("txt");
+            std::fs::write(&txt, m.to_string())
+                .with_context(|| format!("cannot write {}", txt.display()))?;
         }
+        out.files.push(model_vcd.with_extension("txt"));
         out.mismatch = Some(m);
-        return Ok(out);
     }
-    if let Some(d) = &vcd {
-        // Whole-run model waveforms beside the RTL's.
-        for (s, h) in plan.model_history.iter().enumerate() {
-            if let Some(h) = h {
-                let p = d.join(format!("{name}.model.sm{s}.vcd"));
-                write_vcd(&p, &opts.params, &h.borrow())?;
-                out.files.push(p);
-            }
-        }
-    }
-    if let Some(dl) = &fe.summary.deadlock {
-        out.fails.push(format!("deadlock: {dl}"));
-    } else if !fe.summary.finished {
-        out.fails
-            .push(format!("did not finish within {} cycles", opts.max_cycles));
-    }
-    out.fails.extend(fe.check(t));
     Ok(out)
 }
 

@@ -1,0 +1,158 @@
+//! Waveforms of a lockstep run (`--vcd`): the RTL's and the model's files
+//! come from the same writer (`sbrp_iface::vcd`) and agree port for port at
+//! every instant; a write error (a full disk) ends the run with an error,
+//! quickly, and leaves no partial file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use sbrp_iface::PbParams;
+use sbrp_testbench::suites::{litmus_dir, load_trace, run_trace, Rtl, RunOpts};
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sbrp-waves-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Value changes of each signal: name -> [(time, value)].
+type Changes = BTreeMap<String, Vec<(u64, String)>>;
+
+/// The signals of one VCD directly under `sbrp_pb` (the ports and clock),
+/// and the names of every other declared signal.
+fn ports_of(path: &Path) -> (Changes, Vec<String>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let (mut depth, mut ids, mut others) = (0, BTreeMap::new(), Vec::new());
+    let mut lines = text.lines();
+    for l in lines.by_ref() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        match f.first().copied() {
+            Some("$scope") => depth += 1,
+            Some("$upscope") => depth -= 1,
+            Some("$var") if depth == 1 => {
+                ids.insert(f[3].to_string(), f[4].to_string());
+            }
+            Some("$var") => others.push(f[4].to_string()),
+            Some("$enddefinitions") => break,
+            _ => {}
+        }
+    }
+    let mut sig = Changes::new();
+    let mut t = 0;
+    for l in lines {
+        let (val, id) = if let Some(r) = l.strip_prefix('#') {
+            t = r.parse().unwrap();
+            continue;
+        } else if let Some((v, id)) = l.split_once(' ') {
+            (v.to_string(), id.to_string())
+        } else if l.starts_with(['0', '1']) {
+            (l[..1].to_string(), l[1..].to_string())
+        } else {
+            continue;
+        };
+        if let Some(name) = ids.get(&id) {
+            sig.entry(name.clone()).or_default().push((t, val));
+        }
+    }
+    (sig, others)
+}
+
+#[test]
+fn rtl_and_model_waveforms_agree_port_for_port() {
+    let d = tmp("agree");
+    let mut o = RunOpts::new(PbParams::default());
+    o.vcd_dir = Some(d.clone());
+    let rtl = Rtl::build(&o).unwrap();
+    let t = load_trace(&litmus_dir().join("10_eviction.trace")).unwrap();
+    let r = run_trace(&t, &o, Some(&rtl), "ev").unwrap();
+    assert!(r.ok(), "{:?} {:?}", r.fails, r.mismatch);
+    let (rtl_sig, rtl_other) = ports_of(&d.join("ev.rtl.sm0.vcd"));
+    let (model_sig, model_other) = ports_of(&d.join("ev.model.sm0.vcd"));
+    // Same names under the same scope, same values at the same instants.
+    assert_eq!(rtl_sig.len(), 1 + sbrp_iface::ports::PORTS.len());
+    assert_eq!(rtl_sig, model_sig);
+    // The model shows its state besides (§3 names); the RTL shows only ports.
+    assert!(rtl_other.is_empty(), "{rtl_other:?}");
+    for n in [
+        "odm", "edm", "fsm", "actr", "head", "tail", "pb_type", "pb_warps", "pb_line",
+    ] {
+        assert!(model_other.iter().any(|o| o == n), "model VCD lacks {n}");
+    }
+    // A cycle is two instants: the clock rises at odd times only.
+    let clk = &rtl_sig["clock"];
+    assert!(
+        clk.iter().all(|(t, v)| (v == "1") == (t % 2 == 1)),
+        "{clk:?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The RTL's waveform path points at /dev/full: `run_trace` returns the
+/// write error within seconds and no waveform of the run is left.
+#[test]
+fn full_disk_ends_the_run_with_an_error() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let d = tmp("full");
+    let mut o = RunOpts::new(PbParams::default());
+    o.vcd_dir = Some(d.clone());
+    let rtl = Rtl::build(&o).unwrap();
+    let rtl_vcd = d.join("full.rtl.sm0.vcd");
+    std::os::unix::fs::symlink("/dev/full", &rtl_vcd).unwrap();
+    let t = load_trace(&litmus_dir().join("10_eviction.trace")).unwrap();
+    let t0 = Instant::now();
+    let e = run_trace(&t, &o, Some(&rtl), "full").unwrap_err();
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    let s = format!("{e:#}");
+    assert!(
+        s.contains("full.rtl.sm0.vcd") && s.contains("No space"),
+        "{s}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The same through the command: exit status 2, an error message, no file,
+/// and the process ends (the old Verilator writer hung here forever).
+#[test]
+fn full_disk_cli_exits_2() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let d = tmp("cli");
+    let vcd = d.join("vcd");
+    std::fs::create_dir_all(&vcd).unwrap();
+    let link = vcd.join("10_eviction.rtl.sm0.vcd");
+    std::os::unix::fs::symlink("/dev/full", &link).unwrap();
+    let trace = litmus_dir().join("10_eviction.trace");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sbrp"))
+        .args(["cosim", "--trace", trace.to_str().unwrap(), "--vcd"])
+        .arg(&vcd)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Generous: the first run may build the RTL (about 20 s); a hang never ends.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("sbrp did not exit on a full disk");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot write waveform"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&vcd).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
