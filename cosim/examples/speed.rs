@@ -14,18 +14,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use sbrp_cosim::{BuildOpts, RtlSource, VerilatedPb};
+use sbrp_iface::stimulus::RawStimulus;
 use sbrp_iface::{FlushPolicy, PbIn, PbParams, PbUnit};
-
-/// xorshift64*: the stimulus only needs to be cheap and varied.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 fn main() -> ExitCode {
     let mut source: Option<RtlSource> = None;
@@ -120,26 +110,14 @@ fn main() -> ExitCode {
         t0.elapsed().as_secs_f64()
     );
 
-    // Pre-generated stimulus, so that only stepping is timed: mostly
-    // requests of random ops, warps and lines, acks, rare drains; a reset
-    // now and then keeps the unit from locking up in stalls.
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    // Pre-generated raw stimulus (the fuzz suite's), so that only stepping
+    // is timed; a reset now and then keeps the unit from locking up in stalls.
+    let mut raw = RawStimulus::new(&p, 0x5eed);
     let stim: Vec<PbIn> = (0..(1 << 16))
         .map(|k| {
-            let x = rng.next();
-            PbIn {
-                rst: k % 4096 == 0,
-                req_valid: x & 3 != 0,
-                req_op: if (x >> 2) & 3 == 0 {
-                    ((x >> 4) & 7) as u8
-                } else {
-                    0
-                },
-                req_warp: ((x >> 8) % p.warps as u64) as u8,
-                req_line: ((x >> 16) % p.lines as u64) as u32,
-                ack: (x >> 32) & 1 == 1,
-                drain_all: (x >> 33) & 63 == 0,
-            }
+            let mut i = raw.next_input();
+            i.rst |= k % 4096 == 0;
+            i
         })
         .collect();
 

@@ -5,9 +5,9 @@ mod common;
 
 use std::sync::{Arc, Barrier};
 
-use common::{fixture, random_input, wide, FixtureModel};
-use rand::{rngs::StdRng, SeedableRng};
+use common::{fixture, wide, FixtureModel};
 use sbrp_cosim::{BuildOpts, CosimError, RtlSource, VerilatedPb};
+use sbrp_iface::stimulus::RawStimulus;
 use sbrp_iface::{Op, PbIn, PbParams, PbUnit};
 
 fn build(p: &PbParams, opts: &BuildOpts) -> VerilatedPb {
@@ -18,11 +18,11 @@ fn build(p: &PbParams, opts: &BuildOpts) -> VerilatedPb {
 fn lockstep(rtl: &mut VerilatedPb, cycles: usize, seed: u64) {
     let p = *rtl.params();
     let mut model = FixtureModel::new(p);
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut stim = RawStimulus::new(&p, seed);
     rtl.step(&PbIn::reset());
     model.step(&PbIn::reset());
     for c in 0..cycles {
-        let i = random_input(&mut rng, &p);
+        let i = stim.next_input();
         let (a, b) = (rtl.step(&i), model.step(&i));
         assert_eq!(a, b, "cycle {c}, input {i:?}");
     }

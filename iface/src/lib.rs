@@ -7,7 +7,9 @@
 
 use std::fmt;
 
+pub mod driver;
 pub mod ports;
+pub mod stimulus;
 pub mod vcd;
 
 pub use ports::{PbIn, PbOut};

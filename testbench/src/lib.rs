@@ -1,7 +1,6 @@
 //! Testbench of the SBRP persist buffer unit: drivers and comparators that
 //! work on any `sbrp_iface::PbUnit` (the RTL or the reference model).
 
-pub mod bench;
 pub mod hw;
 pub mod lockstep;
 pub mod suites;

@@ -3,8 +3,8 @@
 //! the reference model and on the RTL through rust-hdl's own simulator; the
 //! expected cycles below were derived by hand from the spec's §4 equations.
 
+use sbrp_iface::driver::Driver;
 use sbrp_iface::{FlushPolicy, Op, PbParams};
-use sbrp_testbench::bench::Bench;
 use sbrp_testbench::{directed_impls, make_unit, Impl};
 
 fn small(policy: FlushPolicy) -> PbParams {
@@ -18,8 +18,8 @@ fn small(policy: FlushPolicy) -> PbParams {
     }
 }
 
-fn bench(which: Impl, p: PbParams) -> Bench {
-    let mut b = Bench::new(make_unit(which, &p).unwrap());
+fn bench(which: Impl, p: PbParams) -> Driver {
+    let mut b = Driver::new(make_unit(which, &p).unwrap());
     b.reset();
     b
 }
@@ -27,7 +27,7 @@ fn bench(which: Impl, p: PbParams) -> Bench {
 /// Warp 3 stores lines 8..13; with window 6 and no acks they all flush and
 /// the window is then full: later persists stay in the PB. Ends at cycle 8,
 /// PB empty, head = tail = 6, ACTR = 6.
-fn fill_window(b: &mut Bench) {
+fn fill_window(b: &mut Driver) {
     for l in 8..14 {
         assert!(b.store(3, l).req_ready);
     }

@@ -106,16 +106,3 @@ impl PbUnit for FixtureModel {
         "fixture-model"
     }
 }
-
-/// Random inputs: mostly requests, some acks, rare resets and drains.
-pub fn random_input(rng: &mut impl rand::Rng, p: &PbParams) -> PbIn {
-    PbIn {
-        rst: rng.gen_ratio(1, 200),
-        req_valid: rng.gen_bool(0.6),
-        req_op: rng.gen_range(0..8),
-        req_warp: rng.gen_range(0..64),
-        req_line: rng.gen_range(0..p.lines),
-        ack: rng.gen_bool(0.3),
-        drain_all: rng.gen_ratio(1, 50),
-    }
-}

@@ -1,7 +1,8 @@
-//! A recording driver for directed tests: one request per cycle, acks by hand,
-//! every cycle's inputs and outputs kept for assertions.
+//! The directed-test driver: one request per cycle, acks by hand, every
+//! cycle's inputs and outputs kept for assertions. The spec's directed tests
+//! (`docs/microarch.md` §4) run it on every implementation of [`PbUnit`].
 
-use sbrp_iface::{Op, PbIn, PbOut, PbParams, PbUnit};
+use crate::{Op, PbIn, PbOut, PbParams, PbUnit};
 
 /// One flush seen on the unit's outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,14 +14,14 @@ pub struct Flush {
 }
 
 /// Drives one unit and records every cycle. Cycle numbers start at 0.
-pub struct Bench {
+pub struct Driver {
     pub unit: Box<dyn PbUnit>,
     pub hist: Vec<(PbIn, PbOut)>,
 }
 
-impl Bench {
-    pub fn new(unit: Box<dyn PbUnit>) -> Bench {
-        Bench { unit, hist: vec![] }
+impl Driver {
+    pub fn new(unit: Box<dyn PbUnit>) -> Driver {
+        Driver { unit, hist: vec![] }
     }
     pub fn params(&self) -> PbParams {
         *self.unit.params()
@@ -102,5 +103,15 @@ impl Bench {
             .map(|(c, _)| c)
             .collect();
         (0..fl.len()).map(|i| acks.get(i).copied()).collect()
+    }
+}
+
+impl Driver {
+    /// `drain_all` for one cycle (kernel end).
+    pub fn drain(&mut self) -> PbOut {
+        self.cycle(PbIn {
+            drain_all: true,
+            ..PbIn::idle()
+        })
     }
 }
