@@ -5,7 +5,7 @@
 
 use sbrp_iface::driver::Driver;
 use sbrp_iface::{FlushPolicy, Op, PbParams};
-use sbrp_testbench::{directed_impls, make_unit, Impl};
+use sbrp_testbench::{directed_engines, make_unit, Engine};
 
 fn small(policy: FlushPolicy) -> PbParams {
     PbParams {
@@ -18,7 +18,7 @@ fn small(policy: FlushPolicy) -> PbParams {
     }
 }
 
-fn bench(which: Impl, p: PbParams) -> Driver {
+fn bench(which: Engine, p: PbParams) -> Driver {
     let mut b = Driver::new(make_unit(which, &p).unwrap());
     b.reset();
     b
@@ -43,7 +43,7 @@ fn range(a: usize, b: usize) -> Vec<usize> {
 
 #[test]
 fn litmus1_same_line_after_ofence() {
-    for which in directed_impls() {
+    for which in directed_engines() {
         let mut b = bench(which, small(FlushPolicy::Window));
         fill_window(&mut b); // cycles 0..=8
         assert!(b.store(0, 1).req_ready); // 9: pX = a -> entry 6
@@ -82,7 +82,7 @@ fn litmus1_same_line_after_ofence() {
 
 #[test]
 fn litmus2_coalescing() {
-    for which in directed_impls() {
+    for which in directed_engines() {
         let mut b = bench(which, small(FlushPolicy::Lazy));
         assert!(b.store(0, 1).req_ready);
         assert!(b.store(0, 1).req_ready); // same warp, same line: coalesces
@@ -103,7 +103,7 @@ fn litmus2_coalescing() {
 
 #[test]
 fn litmus3_ofence_coalescing() {
-    for which in directed_impls() {
+    for which in directed_engines() {
         let mut b = bench(which, small(FlushPolicy::Window));
         fill_window(&mut b);
         b.store(0, 1); // 9: entry 6 (stays: window full)
@@ -127,7 +127,7 @@ fn litmus3_ofence_coalescing() {
 
 #[test]
 fn litmus4_no_false_ordering_across_warps() {
-    for which in directed_impls() {
+    for which in directed_engines() {
         let mut b = bench(which, small(FlushPolicy::Window));
         b.store(0, 1); // 1: pX (W0) -> entry 0
         b.req(Op::OFence, 1, 0); // 2: W1 oFence; pX flushes
@@ -145,7 +145,7 @@ fn litmus4_no_false_ordering_across_warps() {
 
 #[test]
 fn litmus5_fsm_isolation() {
-    for which in directed_impls() {
+    for which in directed_engines() {
         let mut b = bench(which, small(FlushPolicy::Window));
         b.store(1, 1); // 1: W1 pA
         b.req(Op::OFence, 1, 0); // 2: W1 oFence; pA flushes
@@ -161,7 +161,7 @@ fn litmus5_fsm_isolation() {
 
 #[test]
 fn litmus6_block_release_acquire() {
-    for which in directed_impls() {
+    for which in directed_engines() {
         let mut b = bench(which, small(FlushPolicy::Window));
         b.store(0, 1); // 1: W0 pX
         b.req(Op::RelBlock, 0, 0); // 2: pRel_block; pX flushes
@@ -194,7 +194,7 @@ fn litmus6_block_release_acquire() {
 
 #[test]
 fn litmus9_dfence() {
-    for which in directed_impls() {
+    for which in directed_engines() {
         let mut b = bench(which, small(FlushPolicy::Window));
         b.store(0, 1); // 1: pA
         b.store(0, 2); // 2: pB; pA flushes
@@ -217,7 +217,7 @@ fn litmus9_dfence() {
 
 #[test]
 fn litmus10_eviction_behind_ordering_entry() {
-    for which in directed_impls() {
+    for which in directed_engines() {
         let mut b = bench(which, small(FlushPolicy::Window));
         fill_window(&mut b);
         b.store(0, 1); // 9: pX, entry 6
@@ -249,7 +249,7 @@ fn litmus10_eviction_behind_ordering_entry() {
 
 #[test]
 fn litmus11_window_and_back_pressure() {
-    for which in directed_impls() {
+    for which in directed_engines() {
         let p = PbParams {
             lines: 32,
             ..small(FlushPolicy::Window)
@@ -275,7 +275,7 @@ fn litmus11_window_and_back_pressure() {
 
 #[test]
 fn reset_clears_every_register() {
-    for which in directed_impls() {
+    for which in directed_engines() {
         let mut b = bench(which, small(FlushPolicy::Window));
         b.store(0, 1);
         b.req(Op::DFence, 0, 0);
