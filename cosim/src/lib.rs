@@ -165,7 +165,7 @@ impl PbUnit for VerilatedPb {
     }
 
     fn name(&self) -> &str {
-        "rtl-verilator"
+        "verilator"
     }
 }
 

@@ -32,7 +32,7 @@ fn lockstep(rtl: &mut VerilatedPb, cycles: usize, seed: u64) {
 fn steps_like_the_fixture_model() {
     let p = PbParams::default();
     let mut rtl = build(&p, &BuildOpts::default());
-    assert_eq!(rtl.name(), "rtl-verilator");
+    assert_eq!(rtl.name(), "verilator");
     assert_eq!(rtl.params(), &p);
 
     // Outputs of a cycle are the state before its edge plus this cycle's inputs.

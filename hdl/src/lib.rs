@@ -213,6 +213,6 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
     }
 
     fn name(&self) -> &str {
-        "rtl-rusthdl"
+        "rusthdl"
     }
 }

@@ -18,7 +18,7 @@ fn params(policy: FlushPolicy, window: u32) -> PbParams {
 
 fn unit(policy: FlushPolicy, window: u32) -> Driver {
     let mut u = Driver::new(sbrp_hdl::new_sim(&params(policy, window)).unwrap());
-    assert_eq!(u.unit.name(), "rtl-rusthdl");
+    assert_eq!(u.unit.name(), "rusthdl");
     let o = u.reset();
     assert!(!o.req_ready && !o.flush_valid && !o.inv_pm);
     u

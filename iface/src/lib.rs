@@ -410,7 +410,7 @@ pub trait PbUnit {
     fn params(&self) -> &PbParams;
     /// Applies `inp` for one cycle: returns this cycle's outputs, then takes the clock edge.
     fn step(&mut self, inp: &PbIn) -> PbOut;
-    /// A short name for reports ("model", "rtl-verilator", ...).
+    /// The engine name reports use: "model", "rusthdl", "verilator" (`testbench::Engine`).
     fn name(&self) -> &str;
     /// Internal signals this implementation shows in its waveform beside
     /// the ports (none by default; see [`vcd`]).
