@@ -7,8 +7,8 @@
 use sbrp_iface::{FlushPolicy, PbParams, PbUnit};
 use sbrp_sim_fast::frontend::{FrontEnd, FrontEndConfig};
 use sbrp_sim_fast::randgen::{generate, RandSpec};
-use sbrp_trace::{evaluate, Expect, Expectation, RunEnd, Trace};
 use sbrp_sim_fast::PbModel;
+use sbrp_trace::{evaluate, Expect, Expectation, RunEnd, Trace};
 
 fn run(p: PbParams, sms: u32, warps: u32, seed: u64, ordering_percent: u64) -> FrontEnd {
     let units: Vec<Box<dyn PbUnit>> = (0..sms)
@@ -141,5 +141,8 @@ fn a_trace_with_more_warps_than_the_unit_is_refused_with_file_and_line() {
         ..PbParams::default()
     };
     let e = sbrp_sim_fast::frontend::check_fits(&t, &p).unwrap_err();
-    assert_eq!(e.to_string(), "w.trace:3: warp 0.5 needs 6 warps, the unit has 4");
+    assert_eq!(
+        e.to_string(),
+        "w.trace:3: warp 0.5 needs 6 warps, the unit has 4"
+    );
 }

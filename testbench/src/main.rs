@@ -8,8 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use sbrp_iface::{storage_table, storage_totals, FlushPolicy, PbParams, PbUnit};
 use sbrp_sim_fast::{Mutation, PbModel};
 use sbrp_testbench::suites::{
-    litmus_dir, litmus_files, load_trace, rtl_and_model, run_fuzz, run_random, run_trace, skip_reason,
-    workload_stimulus, Outcome, RawStimulus, Rtl, RunOpts, Sides,
+    litmus_dir, litmus_files, load_trace, rtl_and_model, run_fuzz, run_random, run_trace,
+    skip_reason, workload_stimulus, Outcome, RawStimulus, Rtl, RunOpts, Sides,
 };
 
 #[derive(Parser)]

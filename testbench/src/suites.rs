@@ -8,10 +8,12 @@ use std::rc::Rc;
 use anyhow::{anyhow, bail, Context, Result};
 use sbrp_cosim::{BuildOpts, RtlSource, VerilatedPb};
 use sbrp_iface::{PbIn, PbParams, PbUnit};
-use sbrp_sim_fast::frontend::{check_fits, FrontEnd, FrontEndConfig, LoadError, NullSink, RunSummary};
+use sbrp_sim_fast::frontend::{
+    check_fits, FrontEnd, FrontEndConfig, LoadError, NullSink, RunSummary,
+};
 use sbrp_sim_fast::randgen::{generate, RandSpec};
-use sbrp_trace::{evaluate, parse, Execution, Expect, Expectation, Trace};
 use sbrp_sim_fast::{Mutation, PbModel};
+use sbrp_trace::{evaluate, parse, Execution, Expect, Expectation, Trace};
 
 use crate::lockstep::{
     write_mismatch_vcd, write_vcd, History, Lockstep, Mismatch, MismatchSlot, Recorder,
@@ -516,4 +518,79 @@ pub fn run_fuzz(
 /// Builds the Verilated RTL and a model for `opts` (raw fuzzing entry point).
 pub fn rtl_and_model(opts: &RunOpts, rtl: &Rtl) -> Result<(Box<dyn PbUnit>, Box<dyn PbUnit>)> {
     Ok((Box::new(rtl.instance()), model(opts)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("sbrp-suites-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn model_opts(p: PbParams) -> RunOpts {
+        let mut o = RunOpts::new(p);
+        o.sides = Sides::Model;
+        o
+    }
+
+    #[test]
+    fn bad_config_is_refused_at_load_with_file_and_line() {
+        let f = tmp("cfg").join("c.trace");
+        std::fs::write(&f, "0.0 ofence\n\nconfig pm_latency=0\n").unwrap();
+        let e = load_trace(&f).unwrap_err().to_string();
+        assert!(
+            e.contains("c.trace:3: config pm_latency=0: allowed 1..100000"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_litmus_trace_needing_more_warps_is_skipped_by_name() {
+        let t = load_trace(&litmus_dir().join("06_block_release_acquire.trace")).unwrap();
+        let p = PbParams {
+            warps: 4,
+            ..PbParams::default()
+        };
+        let why = skip_reason(&t, &p).expect("needs more than 4 warps");
+        assert!(
+            why.starts_with("needs ") && why.ends_with("warps, the unit has 4"),
+            "{why}"
+        );
+        assert_eq!(skip_reason(&t, &PbParams::default()), None);
+    }
+
+    #[test]
+    fn command_line_pm_latency_wins_over_the_trace() {
+        let t = parse("config pm_latency=60\n0.0 st.pm 0x40 1\n", "l.trace").unwrap();
+        let mut o = model_opts(PbParams::default());
+        assert_eq!(fe_config(&t, &o).unwrap().pm_latency, 60);
+        o.pm_latency = Some(300);
+        assert_eq!(fe_config(&t, &o).unwrap().pm_latency, 300);
+        // The flush is acknowledged after 300 cycles, not 60.
+        let r = run_trace(&t, &o, None, "lat").unwrap();
+        assert!(r.ok() && r.summary.cycles > 300, "{:?}", r.summary);
+    }
+
+    #[test]
+    fn execution_record_is_written_whole_and_reads_back() {
+        let d = tmp("rec");
+        let mut o = model_opts(PbParams::default());
+        o.record_dir = Some(d.clone());
+        let t = load_trace(&litmus_dir().join("07_device_release_acquire.trace")).unwrap();
+        let r = run_trace(&t, &o, None, "l07").unwrap();
+        assert!(r.ok(), "{:?}", r.fails);
+        let text = std::fs::read_to_string(d.join("l07.json")).unwrap();
+        let ex: Execution = serde_json::from_str(&text).unwrap();
+        ex.validate().unwrap();
+        assert!(evaluate(&t.expects, &ex).is_empty());
+        assert!(!d.join("l07.json.tmp").exists());
+        // A failed write leaves nothing: the target is a directory.
+        let blocked = d.join("blocked.json");
+        std::fs::create_dir_all(&blocked).unwrap();
+        assert!(write_record(&blocked, &ex).is_err());
+        assert!(!d.join("blocked.json.tmp").exists());
+    }
 }

@@ -117,10 +117,15 @@ mod tests {
     fn bad_config_lines_name_file_and_line() {
         let t = sbrp_trace::parse("0.0 ofence\nconfig l1_ways=3\n", "c.trace").unwrap();
         let e = FrontEndConfig::default().apply_trace(&t).unwrap_err();
-        assert_eq!(e.to_string(), "c.trace:2: config l1_ways=3: allowed 1, 2, 4, 8, 16");
+        assert_eq!(
+            e.to_string(),
+            "c.trace:2: config l1_ways=3: allowed 1, 2, 4, 8, 16"
+        );
         let t = sbrp_trace::parse("config pm_latency=x\n", "c.trace").unwrap();
         let e = FrontEndConfig::default().apply_trace(&t).unwrap_err();
-        assert!(e.to_string().contains("c.trace:1: config pm_latency: expected a number"));
+        assert!(e
+            .to_string()
+            .contains("c.trace:1: config pm_latency: expected a number"));
         let t = sbrp_trace::parse("config colour=2\n", "c.trace").unwrap();
         assert!(FrontEndConfig::default().apply_trace(&t).is_err());
         let t = sbrp_trace::parse("config pm_latency=100000 remote_visibility=0\n", "c").unwrap();

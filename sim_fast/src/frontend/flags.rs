@@ -74,7 +74,15 @@ impl Flags {
 
     /// Publishes a release: at once on its own SM (and everywhere for device
     /// scope), `remote` cycles later on the other SMs.
-    pub fn publish(&mut self, flag: FlagId, op: OpRef, scope: Scope, sms: usize, now: u64, remote: u64) {
+    pub fn publish(
+        &mut self,
+        flag: FlagId,
+        op: OpRef,
+        scope: Scope,
+        sms: usize,
+        now: u64,
+        remote: u64,
+    ) {
         let visible = (0..sms)
             .map(|s| {
                 if scope == Scope::Device || s as u32 == op.warp.sm {

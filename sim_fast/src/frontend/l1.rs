@@ -161,7 +161,13 @@ mod tests {
         // Only the word written after the flush goes back the next time.
         l1.write(a, 5 * 128 + 4, 3);
         let c = l1.dirty_cells(a);
-        assert_eq!(c, vec![Cell { addr: 5 * 128 + 4, value: 3 }]);
+        assert_eq!(
+            c,
+            vec![Cell {
+                addr: 5 * 128 + 4,
+                value: 3
+            }]
+        );
         // Same set (line 9): the free way first, then the least recently used.
         let b = l1.victim(9);
         assert_ne!(a, b);

@@ -200,7 +200,10 @@ impl FrontEnd {
         }
         self.live = 0;
         for (id, prog) in &t.programs {
-            let prog: Vec<Instr> = prog.iter().map(|op| Instr::of(op, &mut self.flags)).collect();
+            let prog: Vec<Instr> = prog
+                .iter()
+                .map(|op| Instr::of(op, &mut self.flags))
+                .collect();
             let mut w = Warp::new(*id, prog);
             let sm = &mut self.sms[id.sm as usize];
             if !w.finish_if_at_end() {
@@ -307,10 +310,7 @@ impl FrontEnd {
         let sm = &mut self.sms[s];
         let out = sm.unit.step(&inp);
         sm.actr_peak = sm.actr_peak.max(out.obs_actr);
-        self.summary.max_occupancy = self
-            .summary
-            .max_occupancy
-            .max(out.count(sm.unit.params()));
+        self.summary.max_occupancy = self.summary.max_occupancy.max(out.count(sm.unit.params()));
 
         // Flush first: it carries the line's data as it is before this cycle's store.
         if out.flush_valid {

@@ -9,16 +9,29 @@ use super::flags::Flags;
 /// A warp operation as the front end runs it: `Copy`, flags as ids.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Instr {
-    StPm { addr: u64, value: u64 },
-    LdPm { addr: u64 },
+    StPm {
+        addr: u64,
+        value: u64,
+    },
+    LdPm {
+        addr: u64,
+    },
     /// `st.vol`, `ld.vol`: one cycle, no effect on the unit.
     Volatile,
     OFence,
     DFence,
-    PAcq { scope: Scope, flag: FlagId },
-    PRel { scope: Scope, flag: FlagId },
+    PAcq {
+        scope: Scope,
+        flag: FlagId,
+    },
+    PRel {
+        scope: Scope,
+        flag: FlagId,
+    },
     Barrier,
-    Delay { cycles: u32 },
+    Delay {
+        cycles: u32,
+    },
 }
 
 impl Instr {
@@ -125,5 +138,7 @@ impl Warp {
 /// Round robin from `start`: the first warp `runnable` accepts.
 pub fn pick(warps: &[Warp], start: usize, runnable: impl Fn(&Warp) -> bool) -> Option<usize> {
     let n = warps.len();
-    (0..n).map(|k| (start + k) % n).find(|&i| runnable(&warps[i]))
+    (0..n)
+        .map(|k| (start + k) % n)
+        .find(|&i| runnable(&warps[i]))
 }
