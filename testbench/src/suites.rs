@@ -214,10 +214,10 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     if let Some(d) = &vcd {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
-    if let (Some(l), Some((v, line))) = (opts.pm_latency, FrontEndConfig::trace_pm_latency(t)) {
+    if let (Some(l), Some(c)) = (opts.pm_latency, FrontEndConfig::trace_pm_latency(t)) {
         println!(
-            "note: --pm-latency {l} overrides pm_latency={v} of {}:{line}",
-            t.file
+            "note: --pm-latency {l} overrides pm_latency={} of {}:{}",
+            c.value, t.file, c.line
         );
     }
     let us = units(opts, rtl, sms, &slot, &plan)?;

@@ -2,7 +2,7 @@
 //! validated values, and the one function that applies a trace's `config`
 //! lines, naming file:line on a bad value.
 
-use sbrp_trace::Trace;
+use sbrp_trace::{ConfigItem, Trace};
 
 /// Front-end parameters (not part of the unit).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,13 +99,9 @@ impl FrontEndConfig {
         Ok(())
     }
 
-    /// The trace's `pm_latency` line, if any: (value, line).
-    pub fn trace_pm_latency(t: &Trace) -> Option<(&str, usize)> {
-        t.config
-            .iter()
-            .rev()
-            .find(|c| c.key == "pm_latency")
-            .map(|c| (c.value.as_str(), c.line))
+    /// The trace's last `config pm_latency=` item, if any.
+    pub fn trace_pm_latency(t: &Trace) -> Option<&ConfigItem> {
+        t.config.iter().rev().find(|c| c.key == "pm_latency")
     }
 }
 
