@@ -1,12 +1,14 @@
-//! The SM front end driving the reference model: random traces finish without
-//! deadlock, every last store becomes durable, and the stress targets (full
-//! PB, evictions, waits) are reached.
+//! The SM front end driving the reference model (`docs/trace-format.md`,
+//! "Front end"): random traces finish without deadlock, every last store
+//! becomes durable, the stress targets (full PB, evictions, waits) are
+//! reached, long legal waits are not deadlocks, and a real deadlock names the
+//! flag an acquire waits for.
 
 use sbrp_iface::{FlushPolicy, PbParams, PbUnit};
 use sbrp_sim_fast::frontend::{FrontEnd, FrontEndConfig};
 use sbrp_sim_fast::randgen::{generate, RandSpec};
-use sbrp_sim_fast::trace::{Expect, Expectation};
 use sbrp_sim_fast::PbModel;
+use sbrp_trace::{evaluate, Expect, Expectation, RunEnd, Trace};
 
 fn run(p: PbParams, sms: u32, warps: u32, seed: u64, ordering_percent: u64) -> FrontEnd {
     let units: Vec<Box<dyn PbUnit>> = (0..sms)
@@ -34,7 +36,7 @@ fn run(p: PbParams, sms: u32, warps: u32, seed: u64, ordering_percent: u64) -> F
     fe.run(5_000_000, |_| true);
     assert!(fe.summary.deadlock.is_none(), "{:?}", fe.summary.deadlock);
     assert!(fe.summary.finished, "seed {seed}: not finished");
-    let fails = fe.check(&t);
+    let fails = evaluate(&t.expects, &fe.execution());
     assert!(fails.is_empty(), "seed {seed}: {fails:?}");
     fe
 }
@@ -73,4 +75,74 @@ fn stress_reaches_full_buffer_evictions_and_waits() {
     // refuses them while any ordering entry lies before the line's entry).
     let s = run(p, 1, 8, 3, 1).summary;
     assert!(s.evict_flushes > 0, "{s:?}");
+}
+
+/// Runs a trace text on one-SM-per-trace-SM models with default parameters.
+fn run_text(text: &str) -> FrontEnd {
+    let t: Trace = sbrp_trace::parse(text, "t.trace").unwrap();
+    let p = PbParams::default();
+    let mut cfg = FrontEndConfig::default();
+    cfg.apply_trace(&t).unwrap();
+    let units: Vec<Box<dyn PbUnit>> = (0..t.sms())
+        .map(|_| Box::new(PbModel::new(&p).unwrap()) as Box<dyn PbUnit>)
+        .collect();
+    let mut fe = FrontEnd::new(units, cfg);
+    fe.reset();
+    fe.load(&t).unwrap();
+    fe.run(5_000_000, |_| true);
+    let fails = evaluate(&t.expects, &fe.execution());
+    assert!(fails.is_empty(), "{fails:?} {:?}", fe.summary);
+    fe
+}
+
+#[test]
+fn a_long_delay_is_not_a_deadlock() {
+    let fe = run_text("0.0 st.pm 0x40 1\n0.0 delay 1000000\n0.0 st.pm 0x80 2\nexpect alldurable\n");
+    assert!(fe.summary.deadlock.is_none(), "{:?}", fe.summary.deadlock);
+    assert!(fe.summary.finished && fe.summary.cycles > 1_000_000);
+}
+
+#[test]
+fn a_long_persistence_latency_with_an_ordering_chain_is_not_a_deadlock() {
+    let fe = run_text(
+        "config pm_latency=100000\n0.0 st.pm 0x40 1\n0.0 prel.dev f\n1.0 pacq.dev f\n\
+         1.0 st.pm 0x1000 2\n1.0 dfence\n1.0 st.pm 0x2000 3\nexpect alldurable\n\
+         expect forbid 0x1000=2 without 0x40=1\n",
+    );
+    assert!(fe.summary.deadlock.is_none(), "{:?}", fe.summary.deadlock);
+    assert!(fe.summary.finished && fe.summary.cycles > 300_000);
+}
+
+#[test]
+fn a_deadlock_names_the_flag_the_acquire_waits_for() {
+    let t = sbrp_trace::parse("0.0 st.pm 0x40 1\n1.0 ofence\n1.0 pacq.dev F\n", "d").unwrap();
+    let p = PbParams::default();
+    let units: Vec<Box<dyn PbUnit>> = (0..2)
+        .map(|_| Box::new(PbModel::new(&p).unwrap()) as Box<dyn PbUnit>)
+        .collect();
+    let mut fe = FrontEnd::new(units, FrontEndConfig::default());
+    fe.reset();
+    fe.load(&t).unwrap();
+    fe.run(1_000_000, |_| true);
+    let d = fe.summary.deadlock.clone().expect("deadlock");
+    assert!(
+        d.contains("warp 1.0 at op 1 spins on pacq.dev flag F (never released)"),
+        "{d}"
+    );
+    assert!(!d.contains("Some(") && !d.contains("Ready"), "{d}");
+    assert!(matches!(fe.execution().end, RunEnd::Deadlock { .. }));
+}
+
+#[test]
+fn a_trace_with_more_warps_than_the_unit_is_refused_with_file_and_line() {
+    let t = sbrp_trace::parse("0.0 ofence\n\n0.5 ofence\n0.5 dfence\n", "w.trace").unwrap();
+    let p = PbParams {
+        warps: 4,
+        ..PbParams::default()
+    };
+    let e = sbrp_sim_fast::frontend::check_fits(&t, &p).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "w.trace:3: warp 0.5 needs 6 warps, the unit has 4"
+    );
 }

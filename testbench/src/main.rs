@@ -9,7 +9,7 @@ use sbrp_iface::{storage_table, storage_totals, FlushPolicy, PbParams, PbUnit};
 use sbrp_sim_fast::{Mutation, PbModel};
 use sbrp_testbench::suites::{
     litmus_dir, litmus_files, load_trace, rtl_and_model, run_fuzz, run_random, run_trace,
-    workload_stimulus, Outcome, RawStimulus, Rtl, RunOpts, Sides,
+    skip_reason, workload_stimulus, Outcome, RawStimulus, Rtl, RunOpts, Sides,
 };
 
 #[derive(Parser)]
@@ -265,8 +265,9 @@ fn cmd_cosim(a: &CosimArgs) -> Result<bool> {
     opts.record_dir = a.record.clone();
     if let Some(l) = a.pm_latency {
         opts.fe
-            .set("pm_latency", &l.to_string())
-            .map_err(anyhow::Error::msg)?;
+            .set_pm_latency(l as u64)
+            .map_err(|e| anyhow::anyhow!("--pm-latency: {e}"))?;
+        opts.pm_latency = Some(l);
     }
     opts.mutation = match a.mutate {
         Mutate::None => Mutation::None,
@@ -292,7 +293,11 @@ fn cmd_cosim(a: &CosimArgs) -> Result<bool> {
                 .map(|f| Ok((f.clone(), load_trace(&f)?)))
                 .collect::<Result<Vec<_>>>()?
         }
-        (None, Some(f)) => vec![(f.clone(), load_trace(f)?)],
+        (None, Some(f)) => {
+            let t = load_trace(f)?;
+            sbrp_sim_fast::frontend::check_fits(&t, &p)?;
+            vec![(f.clone(), t)]
+        }
         _ => vec![],
     };
     print_params(&p);
@@ -350,12 +355,17 @@ fn cmd_cosim(a: &CosimArgs) -> Result<bool> {
             }
         }
         _ => {
-            let mut passed = 0;
+            let (mut passed, mut skipped) = (0, 0);
             for (f, t) in &traces {
                 let name = f
                     .file_stem()
                     .map(|s| s.to_string_lossy().to_string())
                     .unwrap_or_else(|| "trace".into());
+                if let Some(why) = skip_reason(t, &p) {
+                    println!("SKIP {name}: {why}");
+                    skipped += 1;
+                    continue;
+                }
                 let o = run_trace(t, &opts, rtl.as_ref(), &name)?;
                 if report(&name, &o) {
                     passed += 1;
@@ -363,7 +373,12 @@ fn cmd_cosim(a: &CosimArgs) -> Result<bool> {
                     ok = false;
                 }
             }
-            println!("{} passed, {} failed", passed, traces.len() - passed);
+            println!(
+                "{} passed, {} failed, {} skipped",
+                passed,
+                traces.len() - passed - skipped,
+                skipped
+            );
         }
     }
     Ok(ok)

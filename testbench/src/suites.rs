@@ -9,10 +9,12 @@ use anyhow::{anyhow, bail, Context, Result};
 use sbrp_cosim::{BuildOpts, RtlSource, VerilatedPb};
 use sbrp_iface::vcd::{Traced, WaveStatus};
 use sbrp_iface::{PbIn, PbParams, PbUnit};
-use sbrp_sim_fast::frontend::{FrontEnd, FrontEndConfig, RunSummary};
+use sbrp_sim_fast::frontend::{
+    check_fits, FrontEnd, FrontEndConfig, LoadError, NullSink, RunSummary,
+};
 use sbrp_sim_fast::randgen::{generate, RandSpec};
-use sbrp_sim_fast::trace::{parse, Expect, Expectation, Trace};
 use sbrp_sim_fast::{Mutation, PbModel};
+use sbrp_trace::{evaluate, parse, Execution, Expect, Expectation, Trace};
 
 use crate::lockstep::{write_mismatch_vcds, History, Lockstep, Mismatch, MismatchSlot, Recorder};
 
@@ -37,6 +39,9 @@ pub struct RunOpts {
     /// Where a divergence's waveforms go when `vcd_dir` is not given.
     pub mismatch_dir: PathBuf,
     pub fe: FrontEndConfig,
+    /// `--pm-latency` of the command line: wins over a trace's `config
+    /// pm_latency=` line (already in `fe` for traces without one).
+    pub pm_latency: Option<u32>,
     /// A deliberately broken model (negative controls).
     pub mutation: Mutation,
     /// Cycle limit of one trace run.
@@ -54,6 +59,7 @@ impl RunOpts {
             vcd_dir: None,
             mismatch_dir: PathBuf::from("out/mismatch"),
             fe: FrontEndConfig::default(),
+            pm_latency: None,
             mutation: Mutation::None,
             max_cycles: 2_000_000,
             record_dir: None,
@@ -146,16 +152,48 @@ fn units(
         .collect()
 }
 
-fn front_end(t: &Trace, opts: &RunOpts, units: Vec<Box<dyn PbUnit>>) -> Result<FrontEnd> {
+/// The front-end configuration of a trace: `opts.fe`, the trace's `config`
+/// lines, then `--pm-latency` if given.
+fn fe_config(t: &Trace, opts: &RunOpts) -> Result<FrontEndConfig> {
     let mut cfg = opts.fe.clone();
-    for (k, v, line) in &t.config {
-        cfg.set(k, v)
-            .map_err(|e| anyhow!("trace line {line}: {e}"))?;
+    cfg.apply_trace(t)?;
+    if let Some(l) = opts.pm_latency {
+        cfg.pm_latency = l;
     }
-    let mut fe = FrontEnd::new(units, cfg);
+    Ok(cfg)
+}
+
+fn front_end(t: &Trace, opts: &RunOpts, units: Vec<Box<dyn PbUnit>>) -> Result<FrontEnd> {
+    let mut fe = FrontEnd::new(units, fe_config(t, opts)?);
     fe.reset();
-    fe.load(t).map_err(|e| anyhow!(e))?;
+    fe.load(t)?;
     Ok(fe)
+}
+
+/// Writes `ex` as JSON to `path` through a temporary file, so that an error
+/// leaves no partial file behind.
+fn write_record(path: &Path, ex: &Execution) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let res = serde_json::to_vec(ex)
+        .map_err(anyhow::Error::from)
+        .and_then(|json| Ok(std::fs::write(&tmp, json)?))
+        .and_then(|()| Ok(std::fs::rename(&tmp, path)?));
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Why a trace cannot run on units of parameters `p` (e.g. `needs 8 warps,
+/// the unit has 4`), for suites that skip it.
+pub fn skip_reason(t: &Trace, p: &PbParams) -> Option<String> {
+    match check_fits(t, p) {
+        Err(LoadError::TooManyWarps { needs, has, .. }) => {
+            Some(format!("needs {needs} warps, the unit has {has}"))
+        }
+        Err(e) => Some(e.to_string()),
+        Ok(()) => None,
+    }
 }
 
 /// Runs one trace and checks its expectations. With `vcd_dir`, both sides
@@ -183,9 +221,17 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     if let Some(d) = &vcd {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
+    if let (Some(l), Some(c)) = (opts.pm_latency, FrontEndConfig::trace_pm_latency(t)) {
+        println!(
+            "note: --pm-latency {l} overrides pm_latency={} of {}:{}",
+            c.value, t.file, c.line
+        );
+    }
     let us = units(opts, rtl, sms, &slot, &plan)?;
     let mut fe = front_end(t, opts, us)?;
-    fe.recording = opts.record_dir.is_some() || !t.expects.is_empty();
+    if opts.record_dir.is_none() && t.expects.is_empty() {
+        fe.set_sink(Box::new(NullSink));
+    }
     fe.run(opts.max_cycles, |_| {
         slot.borrow().is_none() && plan.status.borrow().is_none()
     });
@@ -193,11 +239,11 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
         summary: fe.summary.clone(),
         ..Outcome::default()
     };
+    let exec = fe.execution();
     if let Some(d) = &opts.record_dir {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
         let p = d.join(format!("{name}.json"));
-        let json = serde_json::to_string(&fe.record)?;
-        std::fs::write(&p, json).with_context(|| format!("cannot write {}", p.display()))?;
+        write_record(&p, &exec)?;
         out.files.push(p);
     }
     let mismatch = slot.borrow_mut().take();
@@ -208,7 +254,8 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
             out.fails
                 .push(format!("did not finish within {} cycles", opts.max_cycles));
         }
-        out.fails.extend(fe.check(t));
+        out.fails
+            .extend(evaluate(&t.expects, &exec).iter().map(|f| f.to_string()));
     }
     // Completes the waveforms (the traced units finish their files on drop).
     drop(fe);
@@ -251,11 +298,14 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     Ok(out)
 }
 
-/// Reads and parses a trace file; the error names the file and line.
+/// Reads and parses a trace file and checks its `config` lines; the error
+/// names the file and line.
 pub fn load_trace(path: &Path) -> Result<Trace> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read trace {}", path.display()))?;
-    Ok(parse(&text, &path.display().to_string())?)
+    let t = parse(&text, &path.display().to_string())?;
+    FrontEndConfig::default().apply_trace(&t)?;
+    Ok(t)
 }
 
 /// The litmus traces shipped with the repository.
@@ -385,7 +435,7 @@ pub fn workload_stimulus(p: &PbParams, seed: u64, cycles: u64) -> Result<Vec<PbI
             })
             .collect::<Result<Vec<_>>>()?;
         let mut fe = front_end(&t, &opts, units)?;
-        fe.recording = false;
+        fe.set_sink(Box::new(NullSink));
         fe.run(cycles - out.len() as u64, |_| true);
         if let Some(d) = &fe.summary.deadlock {
             bail!("workload stimulus: chunk {chunk} deadlocked: {d}");
@@ -471,4 +521,79 @@ pub fn run_fuzz(
 /// Builds the Verilated RTL and a model for `opts` (raw fuzzing entry point).
 pub fn rtl_and_model(opts: &RunOpts, rtl: &Rtl) -> Result<(Box<dyn PbUnit>, Box<dyn PbUnit>)> {
     Ok((Box::new(rtl.instance()), model(opts)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("sbrp-suites-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn model_opts(p: PbParams) -> RunOpts {
+        let mut o = RunOpts::new(p);
+        o.sides = Sides::Model;
+        o
+    }
+
+    #[test]
+    fn bad_config_is_refused_at_load_with_file_and_line() {
+        let f = tmp("cfg").join("c.trace");
+        std::fs::write(&f, "0.0 ofence\n\nconfig pm_latency=0\n").unwrap();
+        let e = load_trace(&f).unwrap_err().to_string();
+        assert!(
+            e.contains("c.trace:3: config pm_latency=0: allowed 1..100000"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_litmus_trace_needing_more_warps_is_skipped_by_name() {
+        let t = load_trace(&litmus_dir().join("06_block_release_acquire.trace")).unwrap();
+        let p = PbParams {
+            warps: 4,
+            ..PbParams::default()
+        };
+        let why = skip_reason(&t, &p).expect("needs more than 4 warps");
+        assert!(
+            why.starts_with("needs ") && why.ends_with("warps, the unit has 4"),
+            "{why}"
+        );
+        assert_eq!(skip_reason(&t, &PbParams::default()), None);
+    }
+
+    #[test]
+    fn command_line_pm_latency_wins_over_the_trace() {
+        let t = parse("config pm_latency=60\n0.0 st.pm 0x40 1\n", "l.trace").unwrap();
+        let mut o = model_opts(PbParams::default());
+        assert_eq!(fe_config(&t, &o).unwrap().pm_latency, 60);
+        o.pm_latency = Some(300);
+        assert_eq!(fe_config(&t, &o).unwrap().pm_latency, 300);
+        // The flush is acknowledged after 300 cycles, not 60.
+        let r = run_trace(&t, &o, None, "lat").unwrap();
+        assert!(r.ok() && r.summary.cycles > 300, "{:?}", r.summary);
+    }
+
+    #[test]
+    fn execution_record_is_written_whole_and_reads_back() {
+        let d = tmp("rec");
+        let mut o = model_opts(PbParams::default());
+        o.record_dir = Some(d.clone());
+        let t = load_trace(&litmus_dir().join("07_device_release_acquire.trace")).unwrap();
+        let r = run_trace(&t, &o, None, "l07").unwrap();
+        assert!(r.ok(), "{:?}", r.fails);
+        let text = std::fs::read_to_string(d.join("l07.json")).unwrap();
+        let ex: Execution = serde_json::from_str(&text).unwrap();
+        ex.validate().unwrap();
+        assert!(evaluate(&t.expects, &ex).is_empty());
+        assert!(!d.join("l07.json.tmp").exists());
+        // A failed write leaves nothing: the target is a directory.
+        let blocked = d.join("blocked.json");
+        std::fs::create_dir_all(&blocked).unwrap();
+        assert!(write_record(&blocked, &ex).is_err());
+        assert!(!d.join("blocked.json.tmp").exists());
+    }
 }

@@ -1,0 +1,132 @@
+//! Front-end configuration (`docs/trace-format.md`, "Front end"): typed,
+//! validated values, and the one function that applies a trace's `config`
+//! lines, naming file:line on a bad value.
+
+use sbrp_trace::{ConfigItem, Trace};
+
+/// Front-end parameters (not part of the unit).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrontEndConfig {
+    /// Cycles from a flush to its acknowledgement. Test default; the paper's
+    /// NVM latency (300 ns at 1365 MHz) would be about 410.
+    pub pm_latency: u32,
+    /// L1 associativity (the L1 has the unit's `lines` lines).
+    pub l1_ways: u32,
+    /// Bytes per L1 line (128 in the paper's GPU).
+    pub line_bytes: u64,
+    /// Cycles until a block-scope release's flag is seen by other SMs.
+    pub remote_visibility: u32,
+    /// Cycles without any progress after which the run is declared deadlocked.
+    pub deadlock_cycles: u64,
+}
+
+impl Default for FrontEndConfig {
+    fn default() -> Self {
+        FrontEndConfig {
+            pm_latency: 40,
+            l1_ways: 4,
+            line_bytes: 128,
+            remote_visibility: 20,
+            deadlock_cycles: 100_000,
+        }
+    }
+}
+
+/// A configuration value that is not allowed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigProblem {
+    #[error("config {key}: expected a number, found `{value}`")]
+    NotANumber { key: String, value: String },
+    #[error("config {key}={value}: allowed {allowed}")]
+    OutOfRange {
+        key: &'static str,
+        value: u64,
+        allowed: &'static str,
+    },
+    #[error("unknown config key `{0}`: expected pm_latency, l1_ways or remote_visibility")]
+    UnknownKey(String),
+}
+
+/// A bad `config` line of a trace.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {problem}")]
+pub struct ConfigError {
+    pub file: String,
+    pub line: usize,
+    pub problem: ConfigProblem,
+}
+
+impl FrontEndConfig {
+    /// Sets the persistence latency (1..100000 cycles).
+    pub fn set_pm_latency(&mut self, v: u64) -> Result<(), ConfigProblem> {
+        self.set_number("pm_latency", v)
+    }
+
+    fn set_number(&mut self, key: &str, v: u64) -> Result<(), ConfigProblem> {
+        let bad = |key, allowed| ConfigProblem::OutOfRange {
+            key,
+            value: v,
+            allowed,
+        };
+        match key {
+            "pm_latency" if (1..=100_000).contains(&v) => self.pm_latency = v as u32,
+            "pm_latency" => return Err(bad("pm_latency", "1..100000")),
+            "l1_ways" if [1, 2, 4, 8, 16].contains(&v) => self.l1_ways = v as u32,
+            "l1_ways" => return Err(bad("l1_ways", "1, 2, 4, 8, 16")),
+            "remote_visibility" if v <= 100_000 => self.remote_visibility = v as u32,
+            "remote_visibility" => return Err(bad("remote_visibility", "0..100000")),
+            _ => return Err(ConfigProblem::UnknownKey(key.to_string())),
+        }
+        Ok(())
+    }
+
+    /// Applies the trace's `config KEY=VALUE` lines, in order.
+    pub fn apply_trace(&mut self, t: &Trace) -> Result<(), ConfigError> {
+        for c in &t.config {
+            let err = |problem| ConfigError {
+                file: t.file.clone(),
+                line: c.line,
+                problem,
+            };
+            let v = sbrp_trace::parse_num(&c.value).ok_or_else(|| {
+                err(ConfigProblem::NotANumber {
+                    key: c.key.clone(),
+                    value: c.value.clone(),
+                })
+            })?;
+            self.set_number(&c.key, v).map_err(err)?;
+        }
+        Ok(())
+    }
+
+    /// The trace's last `config pm_latency=` item, if any.
+    pub fn trace_pm_latency(t: &Trace) -> Option<&ConfigItem> {
+        t.config.iter().rev().find(|c| c.key == "pm_latency")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_config_lines_name_file_and_line() {
+        let t = sbrp_trace::parse("0.0 ofence\nconfig l1_ways=3\n", "c.trace").unwrap();
+        let e = FrontEndConfig::default().apply_trace(&t).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.trace:2: config l1_ways=3: allowed 1, 2, 4, 8, 16"
+        );
+        let t = sbrp_trace::parse("config pm_latency=x\n", "c.trace").unwrap();
+        let e = FrontEndConfig::default().apply_trace(&t).unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("c.trace:1: config pm_latency: expected a number"));
+        let t = sbrp_trace::parse("config colour=2\n", "c.trace").unwrap();
+        assert!(FrontEndConfig::default().apply_trace(&t).is_err());
+        let t = sbrp_trace::parse("config pm_latency=100000 remote_visibility=0\n", "c").unwrap();
+        let mut c = FrontEndConfig::default();
+        c.apply_trace(&t).unwrap();
+        assert_eq!((c.pm_latency, c.remote_visibility), (100_000, 0));
+    }
+}
