@@ -1,23 +1,13 @@
-//! Profiling aid: steps the reference model on a fixed pseudo-random input
-//! stream. The benchmark of record is `sbrp bench-unit`.
+//! Profiling aid: steps the reference model on the fuzz suite's raw
+//! stimulus. The benchmark of record is `sbrp bench-unit`.
 
+use sbrp_iface::stimulus::RawStimulus;
 use sbrp_iface::{PbIn, PbParams, PbUnit};
-use sbrp_sim_fast::rng::Rng;
 use sbrp_sim_fast::PbModel;
 
 fn main() {
     let p = PbParams::default();
-    let mut r = Rng::new(7);
-    let inputs: Vec<PbIn> = (0..1 << 16)
-        .map(|_| PbIn {
-            req_valid: r.chance(70),
-            req_op: r.below(8) as u8,
-            req_warp: r.below(32) as u8,
-            req_line: r.below(16) as u32,
-            ack: r.chance(40),
-            ..PbIn::default()
-        })
-        .collect();
+    let inputs: Vec<PbIn> = RawStimulus::new(&p, 7).take(1 << 16).collect();
     let cycles: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())

@@ -6,7 +6,6 @@
 
 pub mod frontend;
 pub mod randgen;
-pub mod rng;
 pub mod unit;
 
-pub use unit::{Mutation, PbModel};
+pub use unit::{Fault, PbModel};

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::rng::Rng;
+use sbrp_iface::stimulus::Rng;
 use sbrp_trace::{Scope, Trace, WarpId, WarpOp};
 
 /// Shape of a random trace.

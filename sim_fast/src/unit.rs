@@ -51,8 +51,8 @@ pub struct PbModel {
     l1_pbidx: Box<[u32; MAX_LINES]>,
     warp_last_ord: [u32; 64],
     /// Deliberate deviations for negative controls (tests that the checks check).
-    mutation: Mutation,
-    // Derived once from the parameters and the mutation:
+    fault: Fault,
+    // Derived once from the parameters and the fault:
     /// policy_ok = actr < policy_limit (window: K; eager: always; lazy: never).
     policy_limit: u32,
     /// FSM bits that gate flushes (all, or none under `IgnoreFsm`).
@@ -61,10 +61,11 @@ pub struct PbModel {
     line_mask: u32,
 }
 
-/// A deliberately broken behaviour, used only by tests that show the
-/// comparator and the expectations catch it.
+/// A fault injected into the model: a deliberately broken behaviour, used
+/// only to show that the comparator and the expectations catch it (negative
+/// controls). "Mutation" is kept for altered RTL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Mutation {
+pub enum Fault {
     #[default]
     None,
     /// Coalesce stores even when a younger ordering entry of the warp exists.
@@ -99,20 +100,20 @@ impl PbModel {
             pb: Box::new([Entry::default(); MAX_ENTRIES]),
             l1_pbidx: Box::new([0; MAX_LINES]),
             warp_last_ord: [0; 64],
-            mutation: Mutation::None,
+            fault: Fault::None,
             policy_limit: 0,
             fsm_gate_mask: 0,
             warps: p.warps,
             line_mask: p.lines - 1,
         }
-        .with_mutation(Mutation::None))
+        .with_fault(Fault::None))
     }
 
     /// The model with a deliberate deviation (negative controls).
-    pub fn with_mutation(mut self, m: Mutation) -> PbModel {
-        self.mutation = m;
+    pub fn with_fault(mut self, m: Fault) -> PbModel {
+        self.fault = m;
         let window = match m {
-            Mutation::WindowOffByOne => self.p.window + 1,
+            Fault::WindowOffByOne => self.p.window + 1,
             _ => self.p.window,
         };
         self.policy_limit = match self.p.policy {
@@ -120,7 +121,7 @@ impl PbModel {
             FlushPolicy::Eager => u32::MAX,
             FlushPolicy::Lazy => 0,
         };
-        self.fsm_gate_mask = if m == Mutation::IgnoreFsm {
+        self.fsm_gate_mask = if m == Fault::IgnoreFsm {
             0
         } else {
             u64::MAX
@@ -128,8 +129,8 @@ impl PbModel {
         self
     }
 
-    pub fn mutation(&self) -> Mutation {
-        self.mutation
+    pub fn fault(&self) -> Fault {
+        self.fault
     }
 
     #[inline(always)]
@@ -345,7 +346,7 @@ impl PbUnit for PbModel {
                             && ty::is_ordering(ej.ty)
                             && ej.warps & wbit != 0
                             && self.age(j) > self.age(k)
-                            && self.mutation != Mutation::IgnoreCoalesceOrdering;
+                            && self.fault != Fault::IgnoreCoalesceOrdering;
                         if younger_ord {
                             out.req_wait = true;
                             edm_set |= wbit;
@@ -448,7 +449,7 @@ impl PbUnit for PbModel {
                 match ht {
                     ty::DFENCE | ty::REL_DEVICE => {
                         odm_clr = hw;
-                        if self.mutation != Mutation::DFenceNoWait || ht != ty::DFENCE {
+                        if self.fault != Fault::DFenceNoWait || ht != ty::DFENCE {
                             edm_set |= hw;
                         }
                     }

@@ -25,7 +25,8 @@ pub const HISTORY: usize = 64;
 /// The first divergence between the two sides.
 #[derive(Clone, Debug)]
 pub struct Mismatch {
-    pub unit: String,
+    /// The SM whose unit diverged.
+    pub sm: u32,
     pub cycle: u64,
     /// (signal, value of side A, value of side B)
     pub diffs: Vec<(&'static str, u64, u64)>,
@@ -38,8 +39,8 @@ impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "MISMATCH in {} at cycle {}: {} vs {}",
-            self.unit, self.cycle, self.names.0, self.names.1
+            "MISMATCH in SM {} at cycle {}: {} vs {}",
+            self.sm, self.cycle, self.names.0, self.names.1
         )?;
         for (n, a, b) in &self.diffs {
             writeln!(
@@ -73,7 +74,7 @@ pub type MismatchSlot = Rc<RefCell<Option<Mismatch>>>;
 pub struct Lockstep {
     pub a: Box<dyn PbUnit>,
     pub b: Box<dyn PbUnit>,
-    label: String,
+    sm: u32,
     cycle: u64,
     recent: VecDeque<(u64, PbIn, PbOut, PbOut)>,
     slot: MismatchSlot,
@@ -81,8 +82,8 @@ pub struct Lockstep {
 }
 
 impl Lockstep {
-    /// `label` names the pair in reports (e.g. "SM 1").
-    pub fn new(a: Box<dyn PbUnit>, b: Box<dyn PbUnit>, label: &str, slot: MismatchSlot) -> Self {
+    /// `sm` names the pair in reports.
+    pub fn new(a: Box<dyn PbUnit>, b: Box<dyn PbUnit>, sm: u32, slot: MismatchSlot) -> Self {
         assert_eq!(
             a.params(),
             b.params(),
@@ -92,7 +93,7 @@ impl Lockstep {
         Lockstep {
             a,
             b,
-            label: label.into(),
+            sm,
             cycle: 0,
             recent: VecDeque::with_capacity(HISTORY + 1),
             slot,
@@ -131,7 +132,7 @@ impl PbUnit for Lockstep {
         self.recent.push_back((self.cycle, *inp, oa, ob));
         if oa != ob && self.slot.borrow().is_none() {
             *self.slot.borrow_mut() = Some(Mismatch {
-                unit: self.label.clone(),
+                sm: self.sm,
                 cycle: self.cycle,
                 diffs: diff(&oa, &ob),
                 names: (self.a.name().to_string(), self.b.name().to_string()),

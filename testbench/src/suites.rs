@@ -8,30 +8,24 @@ use std::rc::Rc;
 use anyhow::{anyhow, bail, Context, Result};
 use sbrp_cosim::{BuildOpts, RtlSource, VerilatedPb};
 use sbrp_iface::vcd::{Traced, WaveStatus};
+use sbrp_iface::stimulus::RawStimulus;
 use sbrp_iface::{PbIn, PbParams, PbUnit};
 use sbrp_sim_fast::frontend::{
     check_fits, FrontEnd, FrontEndConfig, LoadError, NullSink, RunSummary,
 };
 use sbrp_sim_fast::randgen::{generate, RandSpec};
-use sbrp_sim_fast::{Mutation, PbModel};
+use sbrp_sim_fast::{Fault, PbModel};
 use sbrp_trace::{evaluate, parse, Execution, Expect, Expectation, Trace};
 
+use crate::engine::Engine;
 use crate::lockstep::{write_mismatch_vcds, History, Lockstep, Mismatch, MismatchSlot, Recorder};
-
-/// Which implementations run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sides {
-    /// RTL (Verilator) and model in lockstep.
-    Lockstep,
-    /// The reference model alone.
-    Model,
-}
 
 /// Options shared by every suite.
 #[derive(Clone, Debug)]
 pub struct RunOpts {
     pub params: PbParams,
-    pub sides: Sides,
+    /// Which implementation runs: `Model`, `Verilator` or `Lockstep`.
+    pub engine: Engine,
     /// Verilog to simulate instead of the generated RTL.
     pub rtl: Option<PathBuf>,
     /// Write waveforms here (whole run for the RTL, every cycle for the model).
@@ -42,8 +36,8 @@ pub struct RunOpts {
     /// `--pm-latency` of the command line: wins over a trace's `config
     /// pm_latency=` line (already in `fe` for traces without one).
     pub pm_latency: Option<u32>,
-    /// A deliberately broken model (negative controls).
-    pub mutation: Mutation,
+    /// A fault injected into the model (negative controls).
+    pub fault: Fault,
     /// Cycle limit of one trace run.
     pub max_cycles: u64,
     /// Write each run's execution record (JSON, for a persistency checker) here.
@@ -54,13 +48,13 @@ impl RunOpts {
     pub fn new(params: PbParams) -> RunOpts {
         RunOpts {
             params,
-            sides: Sides::Lockstep,
+            engine: Engine::Lockstep,
             rtl: None,
             vcd_dir: None,
             mismatch_dir: PathBuf::from("out/mismatch"),
             fe: FrontEndConfig::default(),
             pm_latency: None,
-            mutation: Mutation::None,
+            fault: Fault::None,
             max_cycles: 2_000_000,
             record_dir: None,
         }
@@ -112,7 +106,7 @@ impl Outcome {
 
 fn model(opts: &RunOpts) -> Result<Box<dyn PbUnit>> {
     Ok(Box::new(
-        PbModel::new(&opts.params)?.with_mutation(opts.mutation),
+        PbModel::new(&opts.params)?.with_fault(opts.fault),
     ))
 }
 
@@ -139,13 +133,22 @@ fn units(
                     None => u,
                 }
             };
-            let m = traced(model(opts)?, waves.as_ref().map(|w| w.1.clone()));
-            Ok(match opts.sides {
-                Sides::Model => m,
-                Sides::Lockstep => {
-                    let r = rtl.ok_or_else(|| anyhow!("lockstep needs the RTL"))?;
-                    let a = traced(Box::new(r.instance()), waves.map(|w| w.0));
-                    Box::new(Lockstep::new(a, m, &format!("SM {s}"), slot.clone()))
+            let (rtl_wave, model_wave) = match waves {
+                Some((a, b)) => (Some(a), Some(b)),
+                None => (None, None),
+            };
+            let verilated = || -> Result<Box<dyn PbUnit>> {
+                let r = rtl.ok_or_else(|| anyhow!("engine {} needs the RTL built", opts.engine))?;
+                Ok(Box::new(r.instance()))
+            };
+            Ok(match opts.engine {
+                Engine::Model => traced(model(opts)?, model_wave),
+                Engine::RustHdl => traced(crate::make_unit(Engine::RustHdl, &opts.params)?, rtl_wave),
+                Engine::Verilator => traced(verilated()?, rtl_wave),
+                Engine::Lockstep => {
+                    let a = traced(verilated()?, rtl_wave);
+                    let m = traced(model(opts)?, model_wave);
+                    Box::new(Lockstep::new(a, m, s as u32, slot.clone()))
                 }
             })
         })
@@ -268,7 +271,7 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
         return Err(e.into());
     }
     for (rtl_vcd, model_vcd) in plan.waves.iter().flatten() {
-        if opts.sides == Sides::Lockstep {
+        if opts.engine.needs_verilator() {
             out.files.push(rtl_vcd.clone());
         }
         out.files.push(model_vcd.clone());
@@ -277,7 +280,7 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
         let dir = vcd.clone().unwrap_or_else(|| opts.mismatch_dir.clone());
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        let sm: usize = m.unit.trim_start_matches("SM ").parse().unwrap_or(0);
+        let sm = m.sm;
         let (rtl_vcd, model_vcd) = (
             dir.join(format!("{name}.rtl.sm{sm}.vcd")),
             dir.join(format!("{name}.model.sm{sm}.vcd")),
@@ -449,53 +452,6 @@ pub fn workload_stimulus(p: &PbParams, seed: u64, cycles: u64) -> Result<Vec<PbI
     Ok(out)
 }
 
-/// Raw per-cycle stimulus: any request in any cycle, random acks and drains.
-/// The spec defines the unit's behaviour for every input sequence (refusals,
-/// ignored acks), so this explores corners no front end would reach.
-pub struct RawStimulus {
-    rng: sbrp_sim_fast::rng::Rng,
-    warps: u32,
-    lines: u32,
-}
-
-impl RawStimulus {
-    pub fn new(p: &PbParams, seed: u64) -> RawStimulus {
-        RawStimulus {
-            rng: sbrp_sim_fast::rng::Rng::new(seed),
-            warps: p.warps,
-            lines: p.lines,
-        }
-    }
-    pub fn next_input(&mut self) -> sbrp_iface::PbIn {
-        let r = &mut self.rng;
-        // Bias: phases with few acks fill the PB and saturate ACTR.
-        let ack_pct = if (r.next_u64() >> 60) < 3 { 5 } else { 45 };
-        let hot_lines = 8.min(self.lines as u64);
-        sbrp_iface::PbIn {
-            rst: r.below(20_000) == 0,
-            req_valid: r.chance(70),
-            req_op: match r.below(100) {
-                0..=49 => 0,
-                50..=59 => 7,
-                x => 1 + (x % 6) as u8,
-            },
-            // Now and then a warp id beyond the unit's warps (refused).
-            req_warp: if r.below(200) == 0 {
-                r.below(64) as u8
-            } else {
-                r.below(self.warps as u64) as u8
-            },
-            req_line: if r.chance(60) {
-                r.below(hot_lines) as u32
-            } else {
-                r.below(self.lines as u64) as u32
-            },
-            ack: r.chance(ack_pct),
-            drain_all: r.below(500) == 0,
-        }
-    }
-}
-
 /// Raw random stimulus into two implementations in lockstep for `cycles`.
 pub fn run_fuzz(
     seed: u64,
@@ -505,7 +461,7 @@ pub fn run_fuzz(
 ) -> Option<Mismatch> {
     let p = *a.params();
     let slot: MismatchSlot = Rc::new(RefCell::new(None));
-    let mut l = Lockstep::new(a, b, "SM 0", slot.clone());
+    let mut l = Lockstep::new(a, b, 0, slot.clone());
     let mut stim = RawStimulus::new(&p, seed);
     l.step(&sbrp_iface::PbIn::reset());
     for _ in 0..cycles {
@@ -535,7 +491,7 @@ mod tests {
 
     fn model_opts(p: PbParams) -> RunOpts {
         let mut o = RunOpts::new(p);
-        o.sides = Sides::Model;
+        o.engine = Engine::Model;
         o
     }
 
