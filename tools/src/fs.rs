@@ -8,19 +8,18 @@ use tempfile::TempDir;
 
 /// A file-system operation that failed, with the path it was about.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot {what} {}: {source}", path.display())]
+#[error("cannot {what} {}: {error}", path.display())]
 pub struct FsError {
-    /// What was being done ("write", "create", "copy", ...).
+    /// What was being done ("write", "create", "read").
     pub what: &'static str,
     pub path: PathBuf,
-    #[source]
-    pub source: std::io::Error,
+    pub error: std::io::Error,
 }
 
 impl FsError {
     fn new(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> FsError {
         let path = path.to_path_buf();
-        move |source| FsError { what, path, source }
+        move |error| FsError { what, path, error }
     }
 }
 

@@ -14,14 +14,12 @@ pub enum ToolError {
     #[error("`{tool}` not found: {hint}")]
     NotFound { tool: String, hint: String },
     /// The binary exists but could not be started (permissions, ...).
-    #[error("cannot run `{tool}`: {source}")]
-    Start {
-        tool: String,
-        #[source]
-        source: std::io::Error,
-    },
-    /// The tool ran and failed; `errors` are its own error lines.
-    #[error("{tool} failed ({status}):\n{errors}{}", log_note(.log))]
+    #[error("cannot run `{tool}`: {error}")]
+    Start { tool: String, error: std::io::Error },
+    /// The tool ran and failed; `errors` are its own error lines, `log`
+    /// the file holding its whole output (for callers that keep it; not in
+    /// the message, as it may be in a scratch directory already removed).
+    #[error("{tool} failed ({status}):\n{errors}")]
     Failed {
         tool: String,
         status: String,
@@ -29,19 +27,11 @@ pub enum ToolError {
         log: Option<PathBuf>,
     },
     /// The log could not be written or read.
-    #[error("log of {tool}: {source}")]
+    #[error("log of {tool}: {error}")]
     Log {
         tool: String,
-        #[source]
-        source: crate::fs::FsError,
+        error: crate::fs::FsError,
     },
-}
-
-fn log_note(log: &Option<PathBuf>) -> String {
-    match log {
-        Some(p) => format!("\n(full log: {})", p.display()),
-        None => String::new(),
-    }
 }
 
 /// Where the full output of a run goes.
@@ -139,7 +129,7 @@ impl Tool {
             } else {
                 ToolError::Start {
                     tool: self.name(),
-                    source: e,
+                    error: e,
                 }
             }
         })?;
@@ -148,9 +138,9 @@ impl Tool {
         let log_path = match log {
             LogFile::None => None,
             LogFile::Write(p) => {
-                write_atomic(p, text.as_bytes()).map_err(|source| ToolError::Log {
+                write_atomic(p, text.as_bytes()).map_err(|error| ToolError::Log {
                     tool: label.to_string(),
-                    source,
+                    error,
                 })?;
                 Some(p.to_path_buf())
             }
