@@ -2,7 +2,6 @@
 //! work on any `sbrp_iface::PbUnit` (the RTL or the reference model).
 
 pub mod bench;
-pub mod hw;
 pub mod lockstep;
 pub mod suites;
 

@@ -38,9 +38,9 @@ enum Cmd {
     Cosim(CosimArgs),
     /// Area and timing: synthesize with Yosys onto the OSU 0.18 um cells, report
     /// area by block, flip-flop bits against the storage table, and OpenSTA slack.
-    Area(sbrp_testbench::hw::AreaArgs),
+    Area(AreaArgs),
     /// Formal proofs of safety invariants by Yosys SAT-based induction.
-    Prove(sbrp_testbench::hw::ProveArgs),
+    Prove(ProveArgs),
     /// Measure the reference model's speed (unit-cycles per second, one core).
     BenchUnit {
         #[command(flatten)]
@@ -431,6 +431,145 @@ fn cmd_bench_unit(args: &ParamArgs, cycles: u64, lockstep: bool, stimulus: Stimu
     Ok(())
 }
 
+/// Arguments of `sbrp area`.
+#[derive(Args, Clone, Debug)]
+struct AreaArgs {
+    /// PB entries: a power of two from 16 to 512.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    entries: u32,
+    /// Resident warps per SM: 4, 8, 16, 32 or 64.
+    #[arg(long, value_name = "W", default_value_t = 32)]
+    warps: u32,
+    /// L1 cache lines: a power of two from --entries to 1024.
+    #[arg(long, value_name = "L", default_value_t = 512)]
+    lines: u32,
+    /// Flush window (1 to 2^8 - 1).
+    #[arg(long, value_name = "K", default_value_t = 6)]
+    window: u32,
+    /// Synthesize entries {32,64,128,256,512} x warps {32,64} (lines 512) and
+    /// print a table; writes sweep.csv into --out.
+    #[arg(long)]
+    sweep: bool,
+    /// Directory for the reports (report.txt, area.csv or sweep.csv, the
+    /// mapped netlist and the tool logs); written only when the flow succeeds.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Skip OpenSTA (area only).
+    #[arg(long)]
+    no_timing: bool,
+}
+
+/// Arguments of `sbrp prove`.
+#[derive(Args, Clone, Debug)]
+struct ProveArgs {
+    /// PB entries (small: the proofs grow with N^2).
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    entries: u32,
+    /// Resident warps per SM.
+    #[arg(long, value_name = "W", default_value_t = 4)]
+    warps: u32,
+    /// L1 cache lines.
+    #[arg(long, value_name = "L", default_value_t = 16)]
+    lines: u32,
+    /// Prove only this property (actr, overflow, fsm_gate, release, flush_order); default all.
+    #[arg(long, value_name = "NAME")]
+    property: Option<String>,
+    /// Also run each property's broken variant and require its proof to fail.
+    #[arg(long)]
+    broken: bool,
+    /// Directory for the Yosys logs; written only when every run behaved as expected.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Test aid: prove each property on its broken variant as if it were
+    /// the real RTL, so the proof fails (exit status 1).
+    #[arg(long, hide = true)]
+    sabotage: bool,
+}
+
+/// `sbrp area`: exit status 2 on any error (tools, library, parameters).
+fn cmd_area(a: &AreaArgs) -> Result<()> {
+    use sbrp_silicon::{AreaOptions, SweepEvent};
+    let params = |entries, warps, lines| -> Result<PbParams> {
+        let p = PbParams {
+            entries,
+            warps,
+            lines,
+            actr_bits: 8,
+            window: a.window,
+            policy: FlushPolicy::Window,
+        };
+        p.validate()?; // the CLI's own message (flag names)
+        Ok(p)
+    };
+    let opts = AreaOptions {
+        timing: !a.no_timing,
+        out: a.out.clone(),
+    };
+    let csv_name = if a.sweep {
+        for w in sbrp_silicon::SWEEP_WARPS {
+            for e in sbrp_silicon::SWEEP_ENTRIES {
+                params(e, w, 512)?;
+            }
+        }
+        let r = sbrp_silicon::sweep(a.window, &opts, &mut |ev| match ev {
+            SweepEvent::Synthesizing(p) => eprintln!("sbrp area: synthesizing {} ...", p.tag()),
+            SweepEvent::Skipped(p, e) => eprintln!("sbrp area: skipped {}: {e}", p.tag()),
+        })?;
+        print!("{}", sbrp_silicon::format_sweep(&r.rows));
+        "sweep.csv"
+    } else {
+        let p = params(a.entries, a.warps, a.lines)?;
+        let r = sbrp_silicon::area(&p, &opts)?;
+        print!("{}", sbrp_silicon::format_report(&r));
+        "area.csv"
+    };
+    if let Some(out) = &a.out {
+        println!("wrote report.txt and {csv_name} in {}", out.display());
+    }
+    Ok(())
+}
+
+/// `sbrp prove`: `Ok(false)` (exit status 1) when a proof fails or a broken
+/// variant is proved; an error (exit status 2) for a missing tool, a tool
+/// crash or a bad request.
+fn cmd_prove(a: &ProveArgs) -> Result<bool> {
+    let p = PbParams {
+        entries: a.entries,
+        warps: a.warps,
+        lines: a.lines,
+        actr_bits: 8,
+        window: 6,
+        policy: FlushPolicy::Window,
+    };
+    p.validate()?;
+    if let Some(n) = &a.property {
+        sbrp_silicon::property(n)?;
+    }
+    println!(
+        "sbrp prove: entries {} warps {} lines {} actr_bits {} (yosys sat -tempinduct)",
+        p.entries, p.warps, p.lines, p.actr_bits
+    );
+    let opts = sbrp_silicon::ProveOptions {
+        property: a.property.clone(),
+        broken: a.broken,
+        out: a.out.clone(),
+        sabotage: a.sabotage,
+    };
+    let r = sbrp_silicon::prove(&p, &opts)?;
+    print!("{}", sbrp_silicon::format_proofs(&r));
+    if !r.all_as_expected() {
+        eprint!(
+            "sbrp prove: check failed:\n{}",
+            sbrp_silicon::format_proof_failures(&r)
+        );
+        return Ok(false);
+    }
+    if let Some(out) = &a.out {
+        println!("wrote the logs in {}", out.display());
+    }
+    Ok(true)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match &cli.cmd {
@@ -440,8 +579,12 @@ fn main() -> ExitCode {
             Ok(false) => return ExitCode::from(1),
             Err(e) => Err(e),
         },
-        Cmd::Area(a) => sbrp_testbench::hw::cmd_area(a),
-        Cmd::Prove(a) => sbrp_testbench::hw::cmd_prove(a),
+        Cmd::Area(a) => cmd_area(a),
+        Cmd::Prove(a) => match cmd_prove(a) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(1),
+            Err(e) => Err(e),
+        },
         Cmd::BenchUnit {
             params,
             cycles,

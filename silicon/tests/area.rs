@@ -1,12 +1,12 @@
-//! Area and timing flow (`sbrp area`, testbench/src/hw.rs) on a small
-//! configuration: Yosys against the OSU 0.18 um cells, then OpenSTA.
+//! Area and timing flow (`sbrp area`) on a small configuration: Yosys
+//! against the OSU 0.18 um cells, then OpenSTA.
 //!
 //! The sweep (entries 32..512 x warps 32, 64) takes tens of minutes; it is
-//! `#[ignore]`d: `cargo test --release -p sbrp-testbench --test hw_area -- --ignored`
+//! `#[ignore]`d: `cargo test --release -p sbrp-silicon --test area -- --ignored`
 //! (or `sbrp area --sweep --out out/area`).
 
 use sbrp_iface::{storage_totals, PbParams};
-use sbrp_testbench::hw;
+use sbrp_silicon as hw;
 
 fn small() -> PbParams {
     PbParams {
@@ -19,7 +19,7 @@ fn small() -> PbParams {
 
 fn scratch(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
-        .prefix(&format!("sbrp-hw-{name}-"))
+        .prefix(&format!("sbrp-silicon-{name}-"))
         .tempdir()
         .unwrap()
 }
@@ -88,18 +88,34 @@ fn area_and_timing_of_a_small_unit() {
 }
 
 #[test]
-fn missing_tools_and_library_say_how_to_install() {
-    let e = hw::require_tool("/nonexistent/yosys", &["-V"], "yosys").unwrap_err();
-    assert!(e.to_string().contains("apt-get install yosys"), "{e}");
-    let e = hw::require_tool("/nonexistent/sta", &["-version"], "opensta").unwrap_err();
-    assert!(e.to_string().contains("apt-get install opensta"), "{e}");
-    let mut conf = hw::SynthConf::load().unwrap();
-    conf.liberty = "/nonexistent/cells.lib".into();
-    let e = hw::require_liberty(&conf).unwrap_err();
-    assert!(
-        e.to_string().contains("apt-get install qflow-tech-osu018"),
-        "{e}"
-    );
+fn bad_parameters_are_a_usage_error_naming_the_parameter() {
+    let p = PbParams {
+        entries: 17,
+        ..small()
+    };
+    let e = hw::run_area_flow(&p, scratch("params").path(), false).unwrap_err();
+    assert!(e.is_usage(), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("entries") && !msg.contains("--"), "{msg}");
+}
+
+#[test]
+fn one_configuration_publishes_its_reports() {
+    let out = scratch("out");
+    let opts = hw::AreaOptions {
+        timing: false,
+        out: Some(out.path().join("area")),
+    };
+    let r = hw::area(&small(), &opts).expect("area flow");
+    assert!(r.timing.is_none());
+    let dir = out.path().join("area");
+    let text = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    assert_eq!(text, format!("{}\n", hw::format_report(&r)));
+    let csv = std::fs::read_to_string(dir.join("area.csv")).unwrap();
+    assert_eq!(csv, hw::format_csv(&[r]).unwrap());
+    for f in ["sbrp_pb.v", "sbrp_pb_netlist.v", "yosys.log"] {
+        assert!(dir.join(f).is_file(), "{f} not published");
+    }
 }
 
 #[test]
@@ -136,10 +152,11 @@ fn sweep_entries_and_warps() {
     }
     let t = hw::format_sweep(&rows);
     print!("{t}");
-    for (w, steps, slope, ok) in hw::ordering_growth(&rows) {
+    for g in hw::ordering_growth(&rows) {
         assert!(
-            ok,
-            "warps {w}: ordering-check delay per doubling {steps:?} (fit {slope})"
+            g.logarithmic,
+            "warps {}: ordering-check delay per doubling {:?} (fit {})",
+            g.warps, g.steps_ns, g.slope_ns
         );
     }
 }
