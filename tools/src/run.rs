@@ -170,12 +170,12 @@ impl Tool {
         self.capture(cmd, label, log)?.check()
     }
 
-    /// The first line the tool prints for `arg` (e.g. `--version`): checks
-    /// that it runs at all.
+    /// What the tool prints for `arg` (e.g. `--version`), trimmed: checks
+    /// that it runs, and identifies it (e.g. in a build cache key).
     pub fn version(&self, arg: &str) -> Result<String, ToolError> {
         let label = format!("{} {arg}", self.name());
         let c = self.run(self.command().arg(arg), &label, LogFile::None)?;
-        Ok(c.text.lines().next().unwrap_or("").trim().to_string())
+        Ok(c.text.trim().to_string())
     }
 }
 
@@ -247,6 +247,17 @@ mod tests {
         assert!(!r.success());
         assert_eq!(r.text, "from-log\nfrom-stdout\n");
         assert!(r.check().is_err());
+    }
+
+    #[test]
+    fn version_is_the_trimmed_output() {
+        let (t, _) = sh("");
+        let mut c = t.command();
+        c.arg("-c").arg("echo ' v1.2'; echo built");
+        let r = t.run(&mut c, "sh", LogFile::None).unwrap();
+        assert_eq!(r.text.trim(), "v1.2\nbuilt");
+        let e = Tool::new("false", "hint").version("--version").unwrap_err();
+        assert!(matches!(e, ToolError::Failed { .. }), "{e:?}");
     }
 
     #[test]
