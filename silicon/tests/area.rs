@@ -6,7 +6,7 @@
 //! (or `sbrp area --sweep --out out/area`).
 
 use sbrp_iface::{storage_totals, PbParams};
-use sbrp_silicon as hw;
+use sbrp_silicon as silicon;
 
 fn small() -> PbParams {
     PbParams {
@@ -28,8 +28,8 @@ fn scratch(name: &str) -> tempfile::TempDir {
 fn area_and_timing_of_a_small_unit() {
     let p = small();
     let dir = scratch("area");
-    let r = hw::run_area_flow(&p, dir.path(), true).expect("area flow");
-    print!("{}", hw::format_report(&r));
+    let r = silicon::run_area_flow(&p, dir.path(), true).expect("area flow");
+    print!("{}", silicon::format_report(&r));
 
     // Structure: cells and area, every block present, blocks add up.
     assert!(r.cells > 100, "cells {}", r.cells);
@@ -73,13 +73,13 @@ fn area_and_timing_of_a_small_unit() {
     // Timing: a slack, a critical path through named blocks, a highest clock.
     let t = r.timing.as_ref().expect("timing");
     assert!(t.wns_ns.is_finite());
-    assert!((t.period_ns - 1000.0 / hw::PAPER_CLOCK_MHZ).abs() < 1e-3);
+    assert!((t.period_ns - 1000.0 / silicon::PAPER_CLOCK_MHZ).abs() < 1e-3);
     assert!(t.min_period_ns > 0.0 && t.fmax_mhz > 0.0);
     // The highest clock is consistent with the slack at the paper's clock.
     if t.wns_ns < 0.0 {
-        assert!(t.fmax_mhz < hw::PAPER_CLOCK_MHZ);
+        assert!(t.fmax_mhz < silicon::PAPER_CLOCK_MHZ);
     } else {
-        assert!(t.fmax_mhz >= hw::PAPER_CLOCK_MHZ * 0.999);
+        assert!(t.fmax_mhz >= silicon::PAPER_CLOCK_MHZ * 0.999);
     }
     assert!(!t.path_start.is_empty() && !t.path_end.is_empty());
     assert!(!t.path_blocks.is_empty());
@@ -93,7 +93,7 @@ fn bad_parameters_are_a_usage_error_naming_the_parameter() {
         entries: 17,
         ..small()
     };
-    let e = hw::run_area_flow(&p, scratch("params").path(), false).unwrap_err();
+    let e = silicon::run_area_flow(&p, scratch("params").path(), false).unwrap_err();
     assert!(e.is_usage(), "{e}");
     let msg = e.to_string();
     assert!(msg.contains("entries") && !msg.contains("--"), "{msg}");
@@ -102,17 +102,17 @@ fn bad_parameters_are_a_usage_error_naming_the_parameter() {
 #[test]
 fn one_configuration_publishes_its_reports() {
     let out = scratch("out");
-    let opts = hw::AreaOptions {
+    let opts = silicon::AreaOptions {
         timing: false,
         out: Some(out.path().join("area")),
     };
-    let r = hw::area(&small(), &opts).expect("area flow");
+    let r = silicon::area(&small(), &opts).expect("area flow");
     assert!(r.timing.is_none());
     let dir = out.path().join("area");
     let text = std::fs::read_to_string(dir.join("report.txt")).unwrap();
-    assert_eq!(text, format!("{}\n", hw::format_report(&r)));
+    assert_eq!(text, format!("{}\n", silicon::format_report(&r)));
     let csv = std::fs::read_to_string(dir.join("area.csv")).unwrap();
-    assert_eq!(csv, hw::format_csv(&[r]).unwrap());
+    assert_eq!(csv, silicon::format_csv(&[r]).unwrap());
     for f in ["sbrp_pb.v", "sbrp_pb_netlist.v", "yosys.log"] {
         assert!(dir.join(f).is_file(), "{f} not published");
     }
@@ -122,7 +122,7 @@ fn one_configuration_publishes_its_reports() {
 fn failed_synthesis_shows_yosys_errors() {
     let dir = scratch("bad");
     let bad = "module sbrp_pb(input clock);\n  wire x = ;\nendmodule\n";
-    let e = hw::run_area_flow_on(&small(), bad, dir.path(), false).unwrap_err();
+    let e = silicon::run_area_flow_on(&small(), bad, dir.path(), false).unwrap_err();
     let msg = format!("{e:#}");
     assert!(msg.contains("yosys synthesis failed"), "{msg}");
     assert!(
@@ -136,8 +136,8 @@ fn failed_synthesis_shows_yosys_errors() {
 #[ignore]
 fn sweep_entries_and_warps() {
     let mut rows = Vec::new();
-    for w in hw::SWEEP_WARPS {
-        for e in hw::SWEEP_ENTRIES {
+    for w in silicon::SWEEP_WARPS {
+        for e in silicon::SWEEP_ENTRIES {
             let p = PbParams {
                 entries: e,
                 warps: w,
@@ -145,14 +145,14 @@ fn sweep_entries_and_warps() {
                 ..PbParams::default()
             };
             let dir = scratch("sweep");
-            let r = hw::run_area_flow(&p, dir.path(), true).expect("area flow");
+            let r = silicon::run_area_flow(&p, dir.path(), true).expect("area flow");
             assert_eq!(r.ff_bits, r.spec_bits);
             rows.push(r);
         }
     }
-    let t = hw::format_sweep(&rows);
+    let t = silicon::format_sweep(&rows);
     print!("{t}");
-    for g in hw::ordering_growth(&rows) {
+    for g in silicon::ordering_growth(&rows) {
         assert!(
             g.logarithmic,
             "warps {}: ordering-check delay per doubling {:?} (fit {})",

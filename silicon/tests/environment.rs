@@ -3,7 +3,7 @@
 //! variables the flow reads (`SBRP_YOSYS`, `SBRP_STA`, `SBRP_LIBERTY`).
 
 use sbrp_iface::PbParams;
-use sbrp_silicon as hw;
+use sbrp_silicon as silicon;
 
 fn small() -> PbParams {
     PbParams {
@@ -27,7 +27,7 @@ fn missing_tools_and_library_say_how_to_install() {
     let dir = scratch("missing");
     let check = |var: &str, value: &str, timing: bool, expect: &str| {
         std::env::set_var(var, value);
-        let e = hw::run_area_flow(&small(), dir.path(), timing).unwrap_err();
+        let e = silicon::run_area_flow(&small(), dir.path(), timing).unwrap_err();
         std::env::remove_var(var);
         assert!(!e.is_usage(), "{e}");
         let msg = e.to_string();

@@ -6,7 +6,7 @@
 //! Configuration: 16 entries, 4 warps, 16 lines, 8-bit ACTR.
 
 use sbrp_iface::PbParams;
-use sbrp_silicon as hw;
+use sbrp_silicon as silicon;
 
 fn params() -> PbParams {
     PbParams {
@@ -21,12 +21,12 @@ fn params() -> PbParams {
 /// reset (its bug shows within the 12 steps of the base case), not only by a
 /// failed induction step.
 fn check(name: &str, trace: bool) {
-    let prop = hw::property(name).unwrap();
+    let prop = silicon::property(name).unwrap();
     let dir = tempfile::Builder::new()
         .prefix(&format!("sbrp-prove-{name}-"))
         .tempdir()
         .unwrap();
-    let runs = hw::run_proofs(&params(), &[prop], true, dir.path()).expect("yosys runs");
+    let runs = silicon::run_proofs(&params(), &[prop], true, dir.path()).expect("yosys runs");
     assert_eq!(runs.len(), 2);
     let (real, broken) = (&runs[0], &runs[1]);
     println!(
@@ -88,7 +88,7 @@ fn stalled_warps_are_released_within_the_bound() {
 
 #[test]
 fn an_unknown_property_is_refused() {
-    let e = hw::property("nonsense").unwrap_err().to_string();
+    let e = silicon::property("nonsense").unwrap_err().to_string();
     assert!(e.contains("flush_order"), "{e}");
 }
 
@@ -97,7 +97,7 @@ fn an_unknown_property_is_refused() {
 #[test]
 fn every_broken_variant_applies() {
     let v = sbrp_hdl::generate_verilog(&params()).unwrap();
-    for prop in &hw::PROPERTIES {
+    for prop in &silicon::PROPERTIES {
         let b = prop.break_rtl(&v).unwrap_or_else(|e| panic!("{e}"));
         assert_ne!(b, v, "{}", prop.name);
     }
@@ -108,18 +108,18 @@ fn every_broken_variant_applies() {
 #[test]
 fn a_failed_proof_is_a_result_not_an_error() {
     let out = tempfile::tempdir().unwrap();
-    let opts = hw::ProveOptions {
+    let opts = silicon::ProveOptions {
         property: Some("fsm_gate".into()),
         broken: false,
         out: Some(out.path().join("logs")),
         sabotage: true,
     };
-    let r = hw::prove(&params(), &opts).expect("yosys runs");
+    let r = silicon::prove(&params(), &opts).expect("yosys runs");
     assert_eq!(r.runs.len(), 1);
     assert!(!r.runs[0].proved && !r.runs[0].broken);
     assert!(!r.all_as_expected());
-    assert!(hw::format_proofs(&r).contains("UNEXPECTED"));
-    assert!(hw::format_proof_failures(&r).contains("fsm_gate (proof failed)"));
+    assert!(silicon::format_proofs(&r).contains("UNEXPECTED"));
+    assert!(silicon::format_proof_failures(&r).contains("fsm_gate (proof failed)"));
     assert!(
         !out.path().join("logs").exists(),
         "logs of a failed check published"
