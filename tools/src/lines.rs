@@ -3,24 +3,38 @@
 
 /// Most lines kept; the rest is in the log.
 const MAX_LINES: usize = 60;
-/// Lines kept before each error line: Yosys and OpenSTA print the command or
-/// file that failed just before the error.
+/// Lines kept before a Yosys or OpenSTA error: they print the command or
+/// file that failed just before it. Verilator and compilers name the place
+/// in the message itself.
 const CONTEXT_BEFORE: usize = 2;
 /// Lines kept when no line is tagged as an error: the tail of the output.
 const TAIL: usize = 30;
 
-/// Whether a line opens an error message of one of the tools we run.
-fn is_error(line: &str) -> bool {
+/// The kind of error message a line opens, if any.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Opens {
+    /// Verilator `%Error`/`%Warning` (fatal with -Wall), compiler, linker.
+    SelfContained,
+    /// Yosys `ERROR: ...`, OpenSTA `Error: ...`.
+    WithContext,
+}
+
+fn opens(line: &str) -> Option<Opens> {
     let t = line.trim_start();
     let lower = t.to_ascii_lowercase();
-    t.starts_with("%Error") // Verilator
-        || t.starts_with("%Warning") // Verilator -Wall: fatal warnings
-        || t.starts_with("ERROR") // Yosys `ERROR: ...`
-        || t.starts_with("Error") // OpenSTA `Error: ...`
-        || lower.contains("error:") // g++, ld, make
+    if t.starts_with("%Error") || t.starts_with("%Warning") {
+        Some(Opens::SelfContained)
+    } else if t.starts_with("ERROR") || t.starts_with("Error") {
+        Some(Opens::WithContext)
+    } else if lower.contains("error:")
         || lower.contains("fatal error")
         || lower.contains("undefined reference")
         || lower.contains("no such file")
+    {
+        Some(Opens::SelfContained)
+    } else {
+        None
+    }
 }
 
 /// Verilator continues a message on indented lines (`   : ...` context,
@@ -31,20 +45,20 @@ fn continues(line: &str) -> bool {
 }
 
 /// The error lines of `output`: Verilator `%Error`/`%Warning` messages with
-/// their continuation lines, Yosys `ERROR:`, OpenSTA `Error:`, compiler and
-/// linker `error:` lines, each with the two lines before it; at most 60
-/// lines. When no line matches, the last 30 lines of the output.
+/// their continuation lines, compiler and linker `error:` lines, Yosys
+/// `ERROR:` and OpenSTA `Error:` lines with the two lines before each; at
+/// most 60 lines. When no line matches, the last 30 lines of the output.
 pub fn error_lines(output: &str) -> String {
     let lines: Vec<&str> = output.lines().collect();
     let mut keep = vec![false; lines.len()];
     let mut in_msg = false;
     for (i, l) in lines.iter().enumerate() {
-        if is_error(l) {
-            for k in keep
-                .iter_mut()
-                .take(i + 1)
-                .skip(i.saturating_sub(CONTEXT_BEFORE))
-            {
+        if let Some(kind) = opens(l) {
+            let from = match kind {
+                Opens::WithContext => i.saturating_sub(CONTEXT_BEFORE),
+                Opens::SelfContained => i,
+            };
+            for k in keep.iter_mut().take(i + 1).skip(from) {
                 *k = true;
             }
             in_msg = true;
@@ -83,7 +97,7 @@ noise B
 noise C
 -- Running command `read_verilog x.v' --
 1. Executing Verilog frontend
-x.v:2: ERROR: syntax error, unexpected ';'
+ERROR: syntax error, unexpected ';' in x.v:2
 unrelated progress
 %Error: sbrp_pb.v:10:5: Cannot find: foo
         : ... note: In instance sbrp_pb
@@ -101,6 +115,15 @@ make: *** [obj] Error 2
         assert!(e.contains("Error: sbrp_pb.sdc"), "{e}");
         assert!(e.contains("error: expected ';'"), "{e}");
         assert!(!e.contains("noise A"), "far from any error: {e}");
+    }
+
+    #[test]
+    fn verilator_messages_come_without_unrelated_lines_before() {
+        let out = "make stuff\n%Error: x.v:3:5: syntax error, unexpected foo\n    3 | bad\n      |     ^~~\n%Error: Exiting due to 1 error(s)\nother\n";
+        let e = error_lines(out);
+        assert!(e.contains("syntax error, unexpected foo"), "{e}");
+        assert!(e.contains("3 | bad"), "{e}");
+        assert!(!e.contains("make stuff") && !e.contains("other"), "{e}");
     }
 
     #[test]
