@@ -11,12 +11,20 @@
 //! threads, and each one's time is printed.
 
 use sbrp_iface::PbParams;
+use sbrp_tools::{error_lines, LogFile, Scratch, Tool};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 use std::time::Instant;
 
 const INSTALL_HINT: &str = "scripts/test.sh installs it (apt-get install verilator yosys)";
+
+fn verilator() -> Tool {
+    Tool::new("verilator", INSTALL_HINT)
+}
+
+fn yosys() -> Tool {
+    Tool::new("yosys", INSTALL_HINT)
+}
 
 fn configs() -> Vec<PbParams> {
     let mut v = vec![];
@@ -37,37 +45,20 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Runs a tool; panics with the install hint when it is missing.
-fn run(tool: &str, args: &[&str]) -> (bool, String) {
-    let out = match Command::new(tool).args(args).output() {
-        Ok(o) => o,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            panic!("{tool} is not installed: {INSTALL_HINT}")
-        }
-        Err(e) => panic!("cannot run {tool}: {e}"),
-    };
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+/// Runs a tool: whether it succeeded and what it printed. A missing tool
+/// fails the test at once, with the install hint.
+fn run(tool: &Tool, args: &[&str]) -> (bool, String) {
+    let mut cmd = tool.command();
+    cmd.args(args);
+    match tool.capture(&mut cmd, &tool.program.display().to_string(), LogFile::None) {
+        Ok(c) => (c.success(), c.text),
+        Err(e) => panic!("{e}"),
+    }
 }
 
-/// The lines of a tool's output that report a problem (all of it if none match).
-fn problem_lines(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            let l = l.to_ascii_lowercase();
-            l.contains("error") || l.contains("warning")
-        })
-        .collect();
-    if lines.is_empty() {
-        text.to_string()
-    } else {
-        lines.join("\n")
-    }
+/// A scratch directory for the Verilog of the test.
+fn scratch(what: &str) -> Scratch {
+    Scratch::new(what).expect("scratch directory")
 }
 
 fn write_verilog(p: &PbParams, base: &Path) -> PathBuf {
@@ -87,17 +78,18 @@ fn write_verilog(p: &PbParams, base: &Path) -> PathBuf {
 #[test]
 fn verilog_lints_and_synthesizes_clean() {
     // Missing tools fail at once, with the hint.
-    run("verilator", &["--version"]);
-    run("yosys", &["-V"]);
+    run(&verilator(), &["--version"]);
+    run(&yosys(), &["-V"]);
     let waivers = repo_root().join("hdl/verilator_waivers.vlt");
     assert!(waivers.exists(), "{} is missing", waivers.display());
-    let base = std::env::temp_dir().join(format!("sbrp_hdl_verilog_{}", std::process::id()));
+    let scratch = scratch("hdl-verilog");
+    let base = scratch.path();
     let failures = Mutex::new(Vec::<String>::new());
 
     let dirs: Vec<(PbParams, PathBuf)> = configs()
         .into_iter()
         .map(|p| {
-            let d = write_verilog(&p, &base);
+            let d = write_verilog(&p, base);
             (p, d)
         })
         .collect();
@@ -125,13 +117,13 @@ fn verilog_lints_and_synthesizes_clean() {
                     file.display()
                 );
                 let t = Instant::now();
-                let (ok, text) = run("yosys", &["-q", "-p", &script]);
+                let (ok, text) = run(&yosys(), &["-q", "-p", &script]);
                 eprintln!("yosys {}: {:.1} s", p.tag(), t.elapsed().as_secs_f64());
                 if !ok {
                     failures.lock().unwrap().push(format!(
                         "yosys synth/check failed for {}:\n{}",
                         p.tag(),
-                        problem_lines(&text)
+                        error_lines(&text)
                     ));
                 } else if !text.trim().is_empty() {
                     eprintln!("yosys {} said:\n{}", p.tag(), text.trim());
@@ -141,26 +133,26 @@ fn verilog_lints_and_synthesizes_clean() {
     });
 
     let failures = failures.into_inner().unwrap();
-    assert_no_failures(&failures, &base);
+    assert_no_failures(&failures, scratch);
 }
 
-/// Fails with every message, keeping the Verilog under `base` for a look;
-/// removes it when all passed.
-fn assert_no_failures(failures: &[String], base: &Path) {
+/// Fails with every message, keeping the Verilog of `scratch` for a look;
+/// it is removed when all passed.
+fn assert_no_failures(failures: &[String], scratch: Scratch) {
     if failures.is_empty() {
-        let _ = std::fs::remove_dir_all(base);
+        return;
     }
-    assert!(
-        failures.is_empty(),
+    let kept = scratch.keep();
+    panic!(
         "{}\n(Verilog kept in {})",
         failures.join("\n\n"),
-        base.display()
+        kept.display()
     );
 }
 
 fn lint(p: &PbParams, file: &Path, waivers: &Path) -> Result<(), String> {
     let (ok, text) = run(
-        "verilator",
+        &verilator(),
         &[
             "--lint-only",
             "-Wall",
@@ -176,7 +168,7 @@ fn lint(p: &PbParams, file: &Path, waivers: &Path) -> Result<(), String> {
         Err(format!(
             "verilator lint failed for {}:\n{}",
             p.tag(),
-            problem_lines(&text)
+            error_lines(&text)
         ))
     }
 }
@@ -186,9 +178,9 @@ fn verilog_lints_clean_across_parameter_sets() {
     use sbrp_iface::{
         FlushPolicy, ACTR_BITS_CHOICES, ENTRIES_MAX, ENTRIES_MIN, LINES_MAX, WARP_CHOICES,
     };
-    run("verilator", &["--version"]);
+    run(&verilator(), &["--version"]);
     let waivers = repo_root().join("hdl/verilator_waivers.vlt");
-    let base = std::env::temp_dir().join(format!("sbrp_hdl_lint_{}", std::process::id()));
+    let scratch = scratch("hdl-lint");
     let mut failures = vec![];
     let policies = [
         (1, FlushPolicy::Lazy),
@@ -214,12 +206,12 @@ fn verilog_lints_clean_across_parameter_sets() {
                     window,
                     policy,
                 };
-                let dir = write_verilog(&p, &base);
+                let dir = write_verilog(&p, scratch.path());
                 if let Err(e) = lint(&p, &dir.join("sbrp_pb.v"), &waivers) {
                     failures.push(e);
                 }
             }
         }
     }
-    assert_no_failures(&failures, &base);
+    assert_no_failures(&failures, scratch);
 }

@@ -121,11 +121,7 @@ impl PbModel {
             FlushPolicy::Eager => u32::MAX,
             FlushPolicy::Lazy => 0,
         };
-        self.fsm_gate_mask = if m == Fault::IgnoreFsm {
-            0
-        } else {
-            u64::MAX
-        };
+        self.fsm_gate_mask = if m == Fault::IgnoreFsm { 0 } else { u64::MAX };
         self
     }
 

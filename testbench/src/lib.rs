@@ -2,9 +2,10 @@
 //! comparator, suites and benchmarks that work on any `sbrp_iface::PbUnit`
 //! (the RTL or the reference model).
 
+pub mod cosim;
 pub mod engine;
-pub mod hw;
 pub mod lockstep;
+pub mod speed;
 pub mod suites;
 
 pub use engine::{directed_engines, make_unit, Engine, EngineError};

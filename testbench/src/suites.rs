@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use anyhow::{anyhow, bail, Context, Result};
 use sbrp_cosim::{BuildOpts, RtlSource, VerilatedPb};
-use sbrp_iface::vcd::{Traced, WaveStatus};
 use sbrp_iface::stimulus::RawStimulus;
+use sbrp_iface::vcd::{Traced, WaveStatus};
 use sbrp_iface::{PbIn, PbParams, PbUnit};
 use sbrp_sim_fast::frontend::{
     check_fits, FrontEnd, FrontEndConfig, LoadError, NullSink, RunSummary,
@@ -105,9 +105,7 @@ impl Outcome {
 }
 
 fn model(opts: &RunOpts) -> Result<Box<dyn PbUnit>> {
-    Ok(Box::new(
-        PbModel::new(&opts.params)?.with_fault(opts.fault),
-    ))
+    Ok(Box::new(PbModel::new(&opts.params)?.with_fault(opts.fault)))
 }
 
 /// Waveforms of a run (`--vcd`): per SM, the RTL's and the model's files,
@@ -143,7 +141,9 @@ fn units(
             };
             Ok(match opts.engine {
                 Engine::Model => traced(model(opts)?, model_wave),
-                Engine::RustHdl => traced(crate::make_unit(Engine::RustHdl, &opts.params)?, rtl_wave),
+                Engine::RustHdl => {
+                    traced(crate::make_unit(Engine::RustHdl, &opts.params)?, rtl_wave)
+                }
                 Engine::Verilator => traced(verilated()?, rtl_wave),
                 Engine::Lockstep => {
                     let a = traced(verilated()?, rtl_wave);
@@ -176,15 +176,8 @@ fn front_end(t: &Trace, opts: &RunOpts, units: Vec<Box<dyn PbUnit>>) -> Result<F
 /// Writes `ex` as JSON to `path` through a temporary file, so that an error
 /// leaves no partial file behind.
 fn write_record(path: &Path, ex: &Execution) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let res = serde_json::to_vec(ex)
-        .map_err(anyhow::Error::from)
-        .and_then(|json| Ok(std::fs::write(&tmp, json)?))
-        .and_then(|()| Ok(std::fs::rename(&tmp, path)?));
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res.with_context(|| format!("cannot write {}", path.display()))
+    let json = serde_json::to_vec(ex)?;
+    Ok(sbrp_tools::write_atomic(path, &json)?)
 }
 
 /// Why a trace cannot run on units of parameters `p` (e.g. `needs 8 warps,

@@ -6,11 +6,12 @@
 use std::path::PathBuf;
 
 use sbrp_iface::{FlushPolicy, PbParams};
-use sbrp_sim_fast::Mutation;
+use sbrp_sim_fast::Fault;
 use sbrp_testbench::suites::{
     litmus_dir, litmus_files, load_trace, rtl_and_model, run_fuzz, run_random, run_trace, Rtl,
-    RunOpts, Sides,
+    RunOpts,
 };
+use sbrp_testbench::Engine;
 
 fn opts(p: PbParams) -> RunOpts {
     let mut o = RunOpts::new(p);
@@ -97,26 +98,26 @@ fn altered_model_is_caught_within_bounded_cycles() {
     let mut o = opts(p);
     let rtl = Rtl::build(&o).unwrap();
     for m in [
-        Mutation::IgnoreCoalesceOrdering,
-        Mutation::IgnoreFsm,
-        Mutation::WindowOffByOne,
-        Mutation::DFenceNoWait,
+        Fault::IgnoreCoalesceOrdering,
+        Fault::IgnoreFsm,
+        Fault::WindowOffByOne,
+        Fault::DFenceNoWait,
     ] {
-        o.mutation = m;
+        o.fault = m;
         let (a, b) = rtl_and_model(&o, &rtl).unwrap();
         let mm = run_fuzz(1, 200_000, a, b).unwrap_or_else(|| panic!("{m:?} not caught"));
         assert!(mm.cycle < 200_000 && !mm.diffs.is_empty(), "{m:?}");
     }
     // The litmus expectations catch them too, with the model alone.
-    o.sides = Sides::Model;
+    o.engine = Engine::Model;
     for m in [
-        Mutation::IgnoreCoalesceOrdering,
-        Mutation::IgnoreFsm,
-        Mutation::WindowOffByOne,
-        Mutation::DFenceNoWait,
+        Fault::IgnoreCoalesceOrdering,
+        Fault::IgnoreFsm,
+        Fault::WindowOffByOne,
+        Fault::DFenceNoWait,
     ] {
         o.params = PbParams::default();
-        o.mutation = m;
+        o.fault = m;
         let caught = litmus_files(&litmus_dir()).unwrap().iter().any(|f| {
             let t = load_trace(f).unwrap();
             !run_trace(&t, &o, None, "mut").unwrap().fails.is_empty()

@@ -1,8 +1,8 @@
 // Formal wrapper of the SBRP persist buffer unit (docs/microarch.md), proved
-// with Yosys's SAT-based temporal induction (formal/prove.ys, `sbrp prove`).
+// with Yosys's SAT-based temporal induction (silicon/formal/prove.ys, `sbrp prove`).
 //
 // The unit `sbrp_pb` is the generated Verilog with extra output ports that
-// show its state (testbench/src/hw.rs, instrument_for_formal): fv_r_<reg> is
+// show its state (silicon/src/instrument.rs): fv_r_<reg> is
 // a register, fv_m_<mem> = {we, wa, word[D-1], ..., word[0]} a memory with
 // its write port. The wrapper's inputs are free: every request, ack,
 // drain_all and reset sequence is considered.

@@ -1,12 +1,12 @@
-//! Area and timing flow (`sbrp area`, testbench/src/hw.rs) on a small
-//! configuration: Yosys against the OSU 0.18 um cells, then OpenSTA.
+//! Area and timing flow (`sbrp area`) on a small configuration: Yosys
+//! against the OSU 0.18 um cells, then OpenSTA.
 //!
 //! The sweep (entries 32..512 x warps 32, 64) takes tens of minutes; it is
-//! `#[ignore]`d: `cargo test --release -p sbrp-testbench --test hw_area -- --ignored`
+//! `#[ignore]`d: `cargo test --release -p sbrp-silicon --test area -- --ignored`
 //! (or `sbrp area --sweep --out out/area`).
 
 use sbrp_iface::{storage_totals, PbParams};
-use sbrp_testbench::hw;
+use sbrp_silicon as silicon;
 
 fn small() -> PbParams {
     PbParams {
@@ -19,7 +19,7 @@ fn small() -> PbParams {
 
 fn scratch(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
-        .prefix(&format!("sbrp-hw-{name}-"))
+        .prefix(&format!("sbrp-silicon-{name}-"))
         .tempdir()
         .unwrap()
 }
@@ -28,8 +28,8 @@ fn scratch(name: &str) -> tempfile::TempDir {
 fn area_and_timing_of_a_small_unit() {
     let p = small();
     let dir = scratch("area");
-    let r = hw::run_area_flow(&p, dir.path(), true).expect("area flow");
-    print!("{}", hw::format_report(&r));
+    let r = silicon::run_area_flow(&p, dir.path(), true).expect("area flow");
+    print!("{}", silicon::format_report(&r));
 
     // Structure: cells and area, every block present, blocks add up.
     assert!(r.cells > 100, "cells {}", r.cells);
@@ -73,13 +73,13 @@ fn area_and_timing_of_a_small_unit() {
     // Timing: a slack, a critical path through named blocks, a highest clock.
     let t = r.timing.as_ref().expect("timing");
     assert!(t.wns_ns.is_finite());
-    assert!((t.period_ns - 1000.0 / hw::PAPER_CLOCK_MHZ).abs() < 1e-3);
+    assert!((t.period_ns - 1000.0 / silicon::PAPER_CLOCK_MHZ).abs() < 1e-3);
     assert!(t.min_period_ns > 0.0 && t.fmax_mhz > 0.0);
     // The highest clock is consistent with the slack at the paper's clock.
     if t.wns_ns < 0.0 {
-        assert!(t.fmax_mhz < hw::PAPER_CLOCK_MHZ);
+        assert!(t.fmax_mhz < silicon::PAPER_CLOCK_MHZ);
     } else {
-        assert!(t.fmax_mhz >= hw::PAPER_CLOCK_MHZ * 0.999);
+        assert!(t.fmax_mhz >= silicon::PAPER_CLOCK_MHZ * 0.999);
     }
     assert!(!t.path_start.is_empty() && !t.path_end.is_empty());
     assert!(!t.path_blocks.is_empty());
@@ -88,25 +88,41 @@ fn area_and_timing_of_a_small_unit() {
 }
 
 #[test]
-fn missing_tools_and_library_say_how_to_install() {
-    let e = hw::require_tool("/nonexistent/yosys", &["-V"], "yosys").unwrap_err();
-    assert!(e.to_string().contains("apt-get install yosys"), "{e}");
-    let e = hw::require_tool("/nonexistent/sta", &["-version"], "opensta").unwrap_err();
-    assert!(e.to_string().contains("apt-get install opensta"), "{e}");
-    let mut conf = hw::SynthConf::load().unwrap();
-    conf.liberty = "/nonexistent/cells.lib".into();
-    let e = hw::require_liberty(&conf).unwrap_err();
-    assert!(
-        e.to_string().contains("apt-get install qflow-tech-osu018"),
-        "{e}"
-    );
+fn bad_parameters_are_a_usage_error_naming_the_parameter() {
+    let p = PbParams {
+        entries: 17,
+        ..small()
+    };
+    let e = silicon::run_area_flow(&p, scratch("params").path(), false).unwrap_err();
+    assert!(e.is_usage(), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("entries") && !msg.contains("--"), "{msg}");
+}
+
+#[test]
+fn one_configuration_publishes_its_reports() {
+    let out = scratch("out");
+    let opts = silicon::AreaOptions {
+        timing: false,
+        out: Some(out.path().join("area")),
+    };
+    let r = silicon::area(&small(), &opts).expect("area flow");
+    assert!(r.timing.is_none());
+    let dir = out.path().join("area");
+    let text = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    assert_eq!(text, format!("{}\n", silicon::format_report(&r)));
+    let csv = std::fs::read_to_string(dir.join("area.csv")).unwrap();
+    assert_eq!(csv, silicon::format_csv(&[r]).unwrap());
+    for f in ["sbrp_pb.v", "sbrp_pb_netlist.v", "yosys.log"] {
+        assert!(dir.join(f).is_file(), "{f} not published");
+    }
 }
 
 #[test]
 fn failed_synthesis_shows_yosys_errors() {
     let dir = scratch("bad");
     let bad = "module sbrp_pb(input clock);\n  wire x = ;\nendmodule\n";
-    let e = hw::run_area_flow_on(&small(), bad, dir.path(), false).unwrap_err();
+    let e = silicon::run_area_flow_on(&small(), bad, dir.path(), false).unwrap_err();
     let msg = format!("{e:#}");
     assert!(msg.contains("yosys synthesis failed"), "{msg}");
     assert!(
@@ -120,8 +136,8 @@ fn failed_synthesis_shows_yosys_errors() {
 #[ignore]
 fn sweep_entries_and_warps() {
     let mut rows = Vec::new();
-    for w in hw::SWEEP_WARPS {
-        for e in hw::SWEEP_ENTRIES {
+    for w in silicon::SWEEP_WARPS {
+        for e in silicon::SWEEP_ENTRIES {
             let p = PbParams {
                 entries: e,
                 warps: w,
@@ -129,17 +145,18 @@ fn sweep_entries_and_warps() {
                 ..PbParams::default()
             };
             let dir = scratch("sweep");
-            let r = hw::run_area_flow(&p, dir.path(), true).expect("area flow");
+            let r = silicon::run_area_flow(&p, dir.path(), true).expect("area flow");
             assert_eq!(r.ff_bits, r.spec_bits);
             rows.push(r);
         }
     }
-    let t = hw::format_sweep(&rows);
+    let t = silicon::format_sweep(&rows);
     print!("{t}");
-    for (w, steps, slope, ok) in hw::ordering_growth(&rows) {
+    for g in silicon::ordering_growth(&rows) {
         assert!(
-            ok,
-            "warps {w}: ordering-check delay per doubling {steps:?} (fit {slope})"
+            g.logarithmic,
+            "warps {}: ordering-check delay per doubling {:?} (fit {})",
+            g.warps, g.steps_ns, g.slope_ns
         );
     }
 }

@@ -1,12 +1,12 @@
-//! Formal proofs of the persist buffer unit (formal/sbrp_pb_formal.sv,
+//! Formal proofs of the persist buffer unit (silicon/formal/sbrp_pb_formal.sv,
 //! `sbrp prove`): each property is proved on the real RTL by Yosys's
 //! SAT-based temporal induction, and fails on its deliberately broken variant
-//! (a textual mutation of the generated Verilog, hw::PROPERTIES).
+//! (a `VerilogPatch` of the generated Verilog, `PROPERTIES`).
 //!
 //! Configuration: 16 entries, 4 warps, 16 lines, 8-bit ACTR.
 
 use sbrp_iface::PbParams;
-use sbrp_testbench::hw;
+use sbrp_silicon as silicon;
 
 fn params() -> PbParams {
     PbParams {
@@ -21,19 +21,19 @@ fn params() -> PbParams {
 /// reset (its bug shows within the 12 steps of the base case), not only by a
 /// failed induction step.
 fn check(name: &str, trace: bool) {
-    let prop = hw::property(name).unwrap();
+    let prop = silicon::property(name).unwrap();
     let dir = tempfile::Builder::new()
         .prefix(&format!("sbrp-prove-{name}-"))
         .tempdir()
         .unwrap();
-    let runs = hw::run_proofs(&params(), &[prop], true, dir.path()).expect("yosys runs");
+    let runs = silicon::run_proofs(&params(), &[prop], true, dir.path()).expect("yosys runs");
     assert_eq!(runs.len(), 2);
     let (real, broken) = (&runs[0], &runs[1]);
     println!(
         "{name}: real {} in {:.1} s; broken ({}) {} in {:.1} s",
         if real.proved { "proved" } else { "NOT proved" },
         real.seconds,
-        prop.mutation.0,
+        prop.broken.what,
         if broken.proved {
             "proved"
         } else {
@@ -49,7 +49,7 @@ fn check(name: &str, trace: bool) {
     assert!(
         !broken.proved,
         "{name}: the broken variant ({}) was proved too",
-        prop.mutation.0
+        prop.broken.what
     );
     if trace {
         assert!(
@@ -88,6 +88,40 @@ fn stalled_warps_are_released_within_the_bound() {
 
 #[test]
 fn an_unknown_property_is_refused() {
-    let e = hw::property("nonsense").unwrap_err().to_string();
+    let e = silicon::property("nonsense").unwrap_err().to_string();
     assert!(e.contains("flush_order"), "{e}");
+}
+
+/// Every broken variant's patch applies to the generated Verilog exactly
+/// where it should (once), so no negative control tests the unbroken RTL.
+#[test]
+fn every_broken_variant_applies() {
+    let v = sbrp_hdl::generate_verilog(&params()).unwrap();
+    for prop in &silicon::PROPERTIES {
+        let b = prop.break_rtl(&v).unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(b, v, "{}", prop.name);
+    }
+}
+
+/// A sabotaged run (the broken variant proved as if it were the real RTL)
+/// is a failed check in the report, not an error, and publishes nothing.
+#[test]
+fn a_failed_proof_is_a_result_not_an_error() {
+    let out = tempfile::tempdir().unwrap();
+    let opts = silicon::ProveOptions {
+        property: Some("fsm_gate".into()),
+        broken: false,
+        out: Some(out.path().join("logs")),
+        sabotage: true,
+    };
+    let r = silicon::prove(&params(), &opts).expect("yosys runs");
+    assert_eq!(r.runs.len(), 1);
+    assert!(!r.runs[0].proved && !r.runs[0].broken);
+    assert!(!r.all_as_expected());
+    assert!(silicon::format_proofs(&r).contains("UNEXPECTED"));
+    assert!(silicon::format_proof_failures(&r).contains("fsm_gate (proof failed)"));
+    assert!(
+        !out.path().join("logs").exists(),
+        "logs of a failed check published"
+    );
 }

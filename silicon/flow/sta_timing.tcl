@@ -1,4 +1,4 @@
-# OpenSTA script of `sbrp area` (a template: testbench/src/hw.rs replaces
+# OpenSTA script of `sbrp area` (a template: silicon/src/area.rs replaces
 # @LIBERTY@, @NETLIST@ and @SDC@). Prints lines the flow parses:
 #   SBRP_WNS <worst slack, ns, at the paper's clock>
 #   SBRP_FMAX_PERIOD <shortest period the design meets, ns>

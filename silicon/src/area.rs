@@ -1,0 +1,244 @@
+//! The area and timing flow of one configuration: Yosys synthesis onto the
+//! standard cells (`flow/synth_area.ys`), fan-out repair, area per block,
+//! then OpenSTA (`flow/sta_timing.tcl`, `flow/sbrp_pb.sdc`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use sbrp_iface::{storage_totals, PbParams};
+use sbrp_tools::{write_atomic, FsError, LogFile};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{fill, SynthConf, ABC_SCRIPT, PAPER_CLOCK_MHZ, SDC, STA_TCL, SYNTH_YS};
+use crate::error::{Result, SiliconError};
+use crate::liberty::Liberty;
+use crate::netlist::{generic_cells, module_areas, repair_fanout, ModuleArea};
+use crate::sta::{parse_sta, TimingReport};
+use crate::tools::{generate, require, sta, yosys};
+
+/// The blocks of the report, in report order.
+pub const BLOCKS: [&str; 4] = [
+    "PB storage",
+    "warp masks and ACTR",
+    "L1 hooks",
+    "ordering checks and control",
+];
+
+/// Block of the report that module (or instance) `m` belongs to.
+pub fn block_of(m: &str) -> &'static str {
+    let m = m.strip_prefix("sbrp_pb$").unwrap_or(m);
+    match m {
+        "m_type" | "m_warps" | "m_line" | "m_snapv" | "m_snapi" => BLOCKS[0],
+        "r_odm" | "r_edm" | "r_fsm" | "r_actr" => BLOCKS[1],
+        "m_l1idx" => BLOCKS[2],
+        _ => BLOCKS[3],
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlockArea {
+    pub block: String,
+    pub cells: u64,
+    pub area_um2: f64,
+    pub ff_bits: u64,
+}
+
+/// Everything `sbrp area` reports for one configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AreaReport {
+    #[serde(with = "crate::params_serde::PbParamsDef")]
+    pub params: PbParams,
+    pub library: String,
+    pub cells: u64,
+    pub area_um2: f64,
+    pub cell_counts: BTreeMap<String, u64>,
+    /// One per entry of [`BLOCKS`], in that order.
+    pub blocks: Vec<BlockArea>,
+    pub modules: Vec<ModuleArea>,
+    pub ff_bits: u64,
+    /// Bits of the spec's storage table (docs/microarch.md §8).
+    pub spec_bits: u64,
+    /// The paper's estimate of the same storage.
+    pub paper_bits: u64,
+    pub ff_area_um2: f64,
+    /// Buffers added by the fan-out repair (included in cells and area).
+    pub fanout_buffers: u64,
+    pub generic_cells: u64,
+    /// Area over the area of one NAND2 of the library.
+    pub nand2_equivalents: f64,
+    pub timing: Option<TimingReport>,
+    pub synth_seconds: f64,
+}
+
+impl AreaReport {
+    /// Share of the area that is not flip-flops.
+    pub fn non_storage_share(&self) -> f64 {
+        if self.area_um2 > 0.0 {
+            1.0 - self.ff_area_um2 / self.area_um2
+        } else {
+            0.0
+        }
+    }
+}
+
+/// What one area flow leaves for the user in its directory (besides the
+/// report and CSV).
+pub const FLOW_FILES: [&str; 6] = [
+    "sbrp_pb.v",
+    "sbrp_pb_netlist.v",
+    "yosys.log",
+    "sta.log",
+    "stat_generic.txt",
+    "stat_mapped.txt",
+];
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    Ok(write_atomic(path, text.as_bytes())?)
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|error| {
+        SiliconError::Fs(FsError {
+            what: "read",
+            path: path.to_path_buf(),
+            error,
+        })
+    })
+}
+
+/// Runs synthesis (and OpenSTA when `timing`) for `p` in `dir` (the tools'
+/// files stay there).
+pub fn run_area_flow(p: &PbParams, dir: &Path, timing: bool) -> Result<AreaReport> {
+    let verilog = generate(p)?;
+    run_area_flow_on(p, &verilog, dir, timing)
+}
+
+/// The flow on a given Verilog text of the unit (top module `sbrp_pb`).
+pub fn run_area_flow_on(
+    p: &PbParams,
+    verilog: &str,
+    dir: &Path,
+    timing: bool,
+) -> Result<AreaReport> {
+    let conf = SynthConf::load()?;
+    let yosys = yosys();
+    require(&yosys, "-V")?;
+    conf.require_liberty()?;
+    let sta = sta();
+    if timing {
+        require(&sta, "-version")?;
+    }
+    let t0 = Instant::now();
+    let vpath = dir.join("sbrp_pb.v");
+    write(&vpath, verilog)?;
+    let abc = dir.join("abc_delay.abc");
+    write(&abc, ABC_SCRIPT)?;
+    let liberty = conf.liberty.display().to_string();
+    let ys = fill(
+        SYNTH_YS,
+        &[
+            ("VERILOG", vpath.display().to_string()),
+            ("OUT", dir.display().to_string()),
+            ("LIBERTY", liberty.clone()),
+            ("DELAY_PS", conf.abc_delay_ps.to_string()),
+            ("ABC_SCRIPT", abc.display().to_string()),
+        ],
+    );
+    let ys_path = dir.join("synth_area.ys");
+    write(&ys_path, &ys)?;
+    let log = dir.join("yosys.log");
+    let mut cmd = yosys.command();
+    cmd.arg("-q").arg("-l").arg(&log).arg("-s").arg(&ys_path);
+    yosys.run(&mut cmd, "yosys synthesis", LogFile::ByTool(&log))?;
+
+    let lib = Liberty::parse(&read(&conf.liberty)?);
+    let mapped = std::fs::read_to_string(dir.join("sbrp_pb_mapped.v"))
+        .map_err(|_| SiliconError::Output("yosys wrote no netlist".into()))?;
+    let (repaired, buffers) = repair_fanout(&mapped, &lib, &conf);
+    let netlist = dir.join("sbrp_pb_netlist.v");
+    write(&netlist, &repaired)?;
+    let (modules, counts) = module_areas(&repaired, &lib)?;
+    let generic =
+        generic_cells(&std::fs::read_to_string(dir.join("stat_generic.txt")).unwrap_or_default());
+    let synth_seconds = t0.elapsed().as_secs_f64();
+
+    let mut blocks: Vec<BlockArea> = BLOCKS
+        .iter()
+        .map(|b| BlockArea {
+            block: b.to_string(),
+            cells: 0,
+            area_um2: 0.0,
+            ff_bits: 0,
+        })
+        .collect();
+    for m in &modules {
+        let name = block_of(&m.module);
+        if let Some(b) = blocks.iter_mut().find(|b| b.block == name) {
+            b.cells += m.cells;
+            b.area_um2 += m.area_um2;
+            b.ff_bits += m.ff_bits;
+        }
+    }
+    let cells: u64 = modules.iter().map(|m| m.cells).sum();
+    let area: f64 = modules.iter().map(|m| m.area_um2).sum();
+    let ff_bits: u64 = modules.iter().map(|m| m.ff_bits).sum();
+    let ff_area: f64 = counts
+        .iter()
+        .filter(|(c, _)| lib.sequential.contains(c))
+        .map(|(c, n)| lib.area.get(c).copied().unwrap_or(0.0) * *n as f64)
+        .sum();
+    let nand2 = *lib.area.get(&conf.nand2_cell).ok_or_else(|| {
+        SiliconError::Config(format!("nand2_cell {} not in the liberty", conf.nand2_cell))
+    })?;
+    let (spec_bits, paper_bits) = storage_totals(p);
+
+    let timing = if timing {
+        let sdc = dir.join("sbrp_pb.sdc");
+        write(&sdc, SDC)?;
+        let tcl = fill(
+            STA_TCL,
+            &[
+                ("LIBERTY", liberty),
+                ("NETLIST", netlist.display().to_string()),
+                ("SDC", sdc.display().to_string()),
+            ],
+        );
+        let tcl_path = dir.join("sta_timing.tcl");
+        write(&tcl_path, &tcl)?;
+        let log = dir.join("sta.log");
+        let mut cmd = sta.command();
+        cmd.arg("-no_splash").arg("-exit").arg(&tcl_path);
+        let text = sta.run(&mut cmd, "OpenSTA", LogFile::Write(&log))?.text;
+        // OpenSTA reports errors of a script and still exits 0.
+        let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("Error")).collect();
+        if !errors.is_empty() {
+            return Err(SiliconError::Output(format!(
+                "OpenSTA failed:\n{}",
+                errors.join("\n")
+            )));
+        }
+        Some(parse_sta(&text, 1000.0 / PAPER_CLOCK_MHZ)?)
+    } else {
+        None
+    };
+
+    Ok(AreaReport {
+        params: *p,
+        library: conf.library_name,
+        cells,
+        area_um2: area,
+        cell_counts: counts.into_iter().collect(),
+        blocks,
+        modules,
+        ff_bits,
+        spec_bits: u64::from(spec_bits),
+        paper_bits: u64::from(paper_bits),
+        ff_area_um2: ff_area,
+        fanout_buffers: buffers,
+        generic_cells: generic,
+        nand2_equivalents: area / nand2,
+        timing,
+        synth_seconds,
+    })
+}

@@ -1,0 +1,142 @@
+//! Configuration of the flow: the library and options of `flow/synth.conf`,
+//! and the scripts and constraints compiled into the crate (so the flow
+//! works from any directory).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::error::{Result, SiliconError};
+
+pub(crate) const SYNTH_YS: &str = include_str!("../flow/synth_area.ys");
+pub(crate) const ABC_SCRIPT: &str = include_str!("../flow/abc_delay.abc");
+pub(crate) const STA_TCL: &str = include_str!("../flow/sta_timing.tcl");
+pub(crate) const SDC: &str = include_str!("../flow/sbrp_pb.sdc");
+const SYNTH_CONF: &str = include_str!("../flow/synth.conf");
+pub(crate) const FORMAL_WRAPPER: &str = include_str!("../formal/sbrp_pb_formal.sv");
+pub(crate) const PROVE_YS: &str = include_str!("../formal/prove.ys");
+
+/// The paper's SM clock (SBRP, Table 1).
+pub const PAPER_CLOCK_MHZ: f64 = 1365.0;
+
+/// Library and options of the flow (`flow/synth.conf`).
+#[derive(Clone, Debug)]
+pub struct SynthConf {
+    pub liberty: PathBuf,
+    pub liberty_package: String,
+    pub library_name: String,
+    pub abc_delay_ps: u32,
+    pub max_fanout: usize,
+    pub buffer_cell: String,
+    pub buffer_in: String,
+    pub buffer_out: String,
+    pub nand2_cell: String,
+}
+
+impl SynthConf {
+    /// The built-in `flow/synth.conf`, with `SBRP_LIBERTY` applied.
+    pub fn load() -> Result<SynthConf> {
+        let mut c = SynthConf::parse(SYNTH_CONF)?;
+        if let Some(l) = std::env::var_os("SBRP_LIBERTY") {
+            c.liberty = PathBuf::from(l);
+        }
+        Ok(c)
+    }
+
+    /// `key = value` lines; `#` starts a comment.
+    pub fn parse(text: &str) -> Result<SynthConf> {
+        let bad = SiliconError::Config;
+        let mut kv = HashMap::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let (k, v) = line
+                .split_once('=')
+                .ok_or_else(|| bad(format!("line {}: expected `key = value`", n + 1)))?;
+            kv.insert(k.trim().to_string(), v.trim().to_string());
+        }
+        let get = |k: &str| -> Result<String> {
+            kv.get(k)
+                .cloned()
+                .ok_or_else(|| bad(format!("missing `{k}`")))
+        };
+        let num =
+            |k: &str| -> Result<u64> { get(k)?.parse().map_err(|e| bad(format!("{k}: {e}"))) };
+        Ok(SynthConf {
+            liberty: PathBuf::from(get("liberty")?),
+            liberty_package: get("liberty_package")?,
+            library_name: get("library_name")?,
+            abc_delay_ps: u32::try_from(num("abc_delay_ps")?)
+                .map_err(|e| bad(format!("abc_delay_ps: {e}")))?,
+            max_fanout: usize::try_from(num("max_fanout")?)
+                .map_err(|e| bad(format!("max_fanout: {e}")))?,
+            buffer_cell: get("buffer_cell")?,
+            buffer_in: get("buffer_in")?,
+            buffer_out: get("buffer_out")?,
+            nand2_cell: get("nand2_cell")?,
+        })
+    }
+
+    /// The liberty file must exist (else an installation hint).
+    pub fn require_liberty(&self) -> Result<()> {
+        if !self.liberty.is_file() {
+            return Err(SiliconError::LibertyMissing {
+                path: self.liberty.clone(),
+                package: self.liberty_package.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `template` with each `@KEY@` replaced by its value.
+pub(crate) fn fill(template: &str, vars: &[(&str, String)]) -> String {
+    let mut s = template.to_string();
+    for (k, v) in vars {
+        s = s.replace(&format!("@{k}@"), v);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_configuration_parses() {
+        let c = SynthConf::parse(SYNTH_CONF).unwrap();
+        assert_eq!(c.buffer_cell, "BUFX4");
+        assert!(c.max_fanout >= 2 && c.abc_delay_ps > 0);
+    }
+
+    #[test]
+    fn malformed_configuration_is_an_error() {
+        let e = SynthConf::parse("liberty /x.lib\n").unwrap_err();
+        assert!(e.to_string().contains("line 1"), "{e}");
+        let e = SynthConf::parse("liberty = /x.lib\n").unwrap_err();
+        assert!(e.to_string().contains("missing"), "{e}");
+        let text = SYNTH_CONF.replace("max_fanout = 8", "max_fanout = many");
+        let e = SynthConf::parse(&text).unwrap_err();
+        assert!(e.to_string().contains("max_fanout"), "{e}");
+    }
+
+    #[test]
+    fn missing_liberty_names_the_package() {
+        let mut c = SynthConf::parse(SYNTH_CONF).unwrap();
+        c.liberty = "/nonexistent/cells.lib".into();
+        let e = c.require_liberty().unwrap_err();
+        assert!(
+            e.to_string().contains("apt-get install qflow-tech-osu018"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn fill_replaces_every_key() {
+        assert_eq!(
+            fill("a @X@ @Y@ @X@", &[("X", "1".into()), ("Y", "2".into())]),
+            "a 1 2 1"
+        );
+    }
+}

@@ -1,0 +1,50 @@
+//! Silicon flow of the SBRP persist buffer unit.
+//!
+//! * Area and timing ([`area`], [`sweep`]): the generated Verilog
+//!   synthesized by Yosys onto a standard-cell library (`flow/synth.conf`,
+//!   `flow/synth_area.ys`, `flow/abc_delay.abc`), nets of high fan-out split
+//!   into buffer trees, OpenSTA (`flow/sta_timing.tcl`, `flow/sbrp_pb.sdc`);
+//!   reported as cells, area per block, flip-flop bits against the spec's
+//!   storage table, worst slack, critical path and highest clock
+//!   ([`AreaReport`], [`format_report`], [`format_sweep`], [`format_csv`]).
+//! * Formal proofs ([`prove`]): the wrapper `formal/sbrp_pb_formal.sv`
+//!   around the unit, proved by Yosys's SAT-based temporal induction
+//!   (`formal/prove.ys`) on the real RTL and on deliberately broken variants
+//!   ([`ProveReport`], [`format_proofs`]).
+//!
+//! The scripts are compiled in (`include_str!`), so the flow works from any
+//! directory; the tools are found on `PATH` or through `SBRP_YOSYS` and
+//! `SBRP_STA`, the liberty through `SBRP_LIBERTY`. Errors
+//! ([`SiliconError`]) are problems of the environment or of the request; a
+//! proof that fails is a result ([`ProveReport::all_as_expected`]).
+
+mod area;
+mod config;
+mod error;
+mod instrument;
+mod liberty;
+mod netlist;
+mod params_serde;
+mod properties;
+mod prove;
+mod report;
+mod sta;
+mod sweep;
+mod tools;
+
+pub use area::{
+    block_of, run_area_flow, run_area_flow_on, AreaReport, BlockArea, BLOCKS, FLOW_FILES,
+};
+pub use config::PAPER_CLOCK_MHZ;
+pub use error::SiliconError;
+pub use netlist::ModuleArea;
+pub use properties::{property, BrokenVariant, Property, PROPERTIES};
+pub use prove::{
+    format_proof_failures, format_proofs, prove, prove_params, run_proofs, ProofRun, ProveOptions,
+    ProveReport,
+};
+pub use report::{format_csv, format_report, format_sweep, ordering_growth, OrderingGrowth};
+pub use sta::TimingReport;
+pub use sweep::{
+    area, area_params, sweep, AreaOptions, SweepEvent, SweepReport, SWEEP_ENTRIES, SWEEP_WARPS,
+};

@@ -1,0 +1,63 @@
+//! `sbrp area`: area and timing of the unit through Yosys and OpenSTA
+//! (`sbrp_silicon`, results and method in docs/hardware.md).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use sbrp_silicon::{AreaOptions, SweepEvent};
+
+use crate::args::{flag_error, ParamArgs};
+use crate::Verdict;
+
+#[derive(Args, Clone, Debug)]
+pub struct AreaArgs {
+    #[command(flatten)]
+    params: ParamArgs,
+    /// Synthesize entries {32,64,128,256,512} x warps {32,64} (lines 512,
+    /// the other parameters as given) and print a table; writes sweep.csv into --out.
+    #[arg(long)]
+    sweep: bool,
+    /// Directory for the reports (report.txt, area.csv or sweep.csv, the
+    /// mapped netlist and the tool logs); written only when the flow succeeds.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Skip OpenSTA (area only).
+    #[arg(long)]
+    no_timing: bool,
+}
+
+pub fn run(a: &AreaArgs) -> Result<Verdict> {
+    let p = a.params.params()?;
+    let opts = AreaOptions {
+        timing: !a.no_timing,
+        out: a.out.clone(),
+    };
+    let csv_name = if a.sweep {
+        for w in sbrp_silicon::SWEEP_WARPS {
+            for e in sbrp_silicon::SWEEP_ENTRIES {
+                let q = sbrp_iface::PbParams {
+                    entries: e,
+                    warps: w,
+                    lines: 512,
+                    ..p
+                };
+                q.validate().map_err(flag_error)?;
+            }
+        }
+        let r = sbrp_silicon::sweep(p.window, &opts, &mut |ev| match ev {
+            SweepEvent::Synthesizing(p) => eprintln!("sbrp area: synthesizing {} ...", p.tag()),
+            SweepEvent::Skipped(p, e) => eprintln!("sbrp area: skipped {}: {e}", p.tag()),
+        })?;
+        print!("{}", sbrp_silicon::format_sweep(&r.rows));
+        "sweep.csv"
+    } else {
+        let r = sbrp_silicon::area(&p, &opts)?;
+        print!("{}", sbrp_silicon::format_report(&r));
+        "area.csv"
+    };
+    if let Some(out) = &a.out {
+        println!("wrote report.txt and {csv_name} in {}", out.display());
+    }
+    Ok(Verdict::Pass)
+}

@@ -1,0 +1,77 @@
+//! `sbrp prove`: formal proofs of the unit's safety invariants by Yosys SAT
+//! induction (`sbrp_silicon`); a failed proof is a failed check (exit 1).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use sbrp_iface::{FlushPolicy, PbParams};
+
+use crate::args::flag_error;
+use crate::Verdict;
+
+/// The proofs grow with entries squared, so their sizes default small and
+/// are not the shared unit parameters.
+#[derive(Args, Clone, Debug)]
+pub struct ProveArgs {
+    /// PB entries (small: the proofs grow with N^2).
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    entries: u32,
+    /// Resident warps per SM.
+    #[arg(long, value_name = "W", default_value_t = 4)]
+    warps: u32,
+    /// L1 cache lines.
+    #[arg(long, value_name = "L", default_value_t = 16)]
+    lines: u32,
+    /// Prove only this property (actr, overflow, fsm_gate, release, flush_order); default all.
+    #[arg(long, value_name = "NAME")]
+    property: Option<String>,
+    /// Also run each property's broken variant and require its proof to fail.
+    #[arg(long)]
+    broken: bool,
+    /// Directory for the Yosys logs; written only when every run behaved as expected.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Test aid: prove each property on its broken variant as if it were
+    /// the real RTL, so the proof fails (exit status 1).
+    #[arg(long, hide = true)]
+    sabotage: bool,
+}
+
+pub fn run(a: &ProveArgs) -> Result<Verdict> {
+    let p = PbParams {
+        entries: a.entries,
+        warps: a.warps,
+        lines: a.lines,
+        actr_bits: 8,
+        window: 6,
+        policy: FlushPolicy::Window,
+    };
+    p.validate().map_err(flag_error)?;
+    if let Some(n) = &a.property {
+        sbrp_silicon::property(n)?;
+    }
+    println!(
+        "sbrp prove: entries {} warps {} lines {} actr_bits {} (yosys sat -tempinduct)",
+        p.entries, p.warps, p.lines, p.actr_bits
+    );
+    let opts = sbrp_silicon::ProveOptions {
+        property: a.property.clone(),
+        broken: a.broken,
+        out: a.out.clone(),
+        sabotage: a.sabotage,
+    };
+    let r = sbrp_silicon::prove(&p, &opts)?;
+    print!("{}", sbrp_silicon::format_proofs(&r));
+    if !r.all_as_expected() {
+        eprint!(
+            "sbrp prove: check failed:\n{}",
+            sbrp_silicon::format_proof_failures(&r)
+        );
+        return Ok(Verdict::Fail);
+    }
+    if let Some(out) = &a.out {
+        println!("wrote the logs in {}", out.display());
+    }
+    Ok(Verdict::Pass)
+}

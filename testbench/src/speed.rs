@@ -1,0 +1,101 @@
+//! Speed of the reference model (`sbrp bench-unit`): the timed loops and the
+//! stimuli they replay. Stimulus is generated before timing, so only the
+//! unit is timed.
+
+use std::time::Instant;
+
+use anyhow::Result;
+use sbrp_iface::stimulus::RawStimulus;
+use sbrp_iface::{PbIn, PbParams, PbUnit};
+use sbrp_sim_fast::PbModel;
+
+use crate::lockstep::Mismatch;
+use crate::suites::{run_fuzz, workload_stimulus, Rtl, RunOpts};
+
+/// Which stimulus the model is timed on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stimulus {
+    /// The SM front end's inputs on the random suite's warp traces.
+    Workload,
+    /// Any request, ack or drain in any cycle.
+    Raw,
+}
+
+impl Stimulus {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stimulus::Workload => "workload",
+            Stimulus::Raw => "raw",
+        }
+    }
+}
+
+/// One timed run.
+#[derive(Clone, Debug)]
+pub struct Timing {
+    pub cycles: u64,
+    pub secs: f64,
+    /// Share of cycles that carry a request.
+    pub busy: f64,
+    pub flushes: u64,
+    pub mismatch: Option<Mismatch>,
+}
+
+impl Timing {
+    /// Cycles per second.
+    pub fn rate(&self) -> f64 {
+        self.cycles as f64 / self.secs
+    }
+}
+
+/// The timed loop, kept out of line so that its code does not depend on what
+/// the caller inlines. `inputs.len()` is a power of two.
+#[inline(never)]
+fn step_model(m: &mut PbModel, inputs: &[PbIn], cycles: u64) -> u64 {
+    let ring = inputs.len() - 1;
+    let mut flushes = 0u64;
+    for c in 0..cycles {
+        flushes += m.step(&inputs[c as usize & ring]).flush_valid as u64;
+    }
+    flushes
+}
+
+/// Times the model alone for `cycles` cycles on a replayed ring of `which`.
+pub fn time_model(p: &PbParams, which: Stimulus, cycles: u64) -> Result<Timing> {
+    let inputs: Vec<PbIn> = match which {
+        // Up to 256 K cycles of front-end output (3 MB, read in order).
+        Stimulus::Workload => {
+            workload_stimulus(p, 7, cycles.next_power_of_two().clamp(1 << 12, 1 << 18))?
+        }
+        // A ring small enough to stay in cache.
+        Stimulus::Raw => RawStimulus::new(p, 7).take(1 << 16).collect(),
+    };
+    let mut m = PbModel::new(p)?;
+    let t = Instant::now();
+    let flushes = step_model(&mut m, &inputs, cycles);
+    let secs = t.elapsed().as_secs_f64();
+    Ok(Timing {
+        cycles,
+        secs,
+        busy: inputs.iter().filter(|i| i.req_valid).count() as f64 / inputs.len() as f64,
+        flushes,
+        mismatch: None,
+    })
+}
+
+/// Times RTL (Verilator) + model in lockstep on raw stimulus, no waveform.
+pub fn time_lockstep(p: &PbParams, cycles: u64) -> Result<Timing> {
+    let opts = RunOpts::new(*p);
+    let rtl = Rtl::build(&opts)?;
+    let (a, b) = crate::suites::rtl_and_model(&opts, &rtl)?;
+    let t = Instant::now();
+    let mismatch = run_fuzz(7, cycles, a, b);
+    let secs = t.elapsed().as_secs_f64();
+    Ok(Timing {
+        cycles,
+        secs,
+        busy: 0.7,
+        flushes: 0,
+        mismatch,
+    })
+}

@@ -1,0 +1,108 @@
+//! Exit status of `sbrp area` and `sbrp prove`: 0 when all went well, 1
+//! when a check failed (a proof that fails, a broken variant that is
+//! proved), 2 for a missing tool or a bad request.
+
+use std::process::{Command, Output};
+
+fn sbrp(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sbrp"));
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("sbrp runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn prove_without_yosys_exits_2_with_a_hint() {
+    let o = sbrp(
+        &["prove", "--property", "actr"],
+        &[("SBRP_YOSYS", "/nonexistent/yosys")],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("apt-get install yosys"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn prove_usage_errors_exit_2() {
+    let o = sbrp(&["prove", "--property", "nonsense"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("flush_order"), "{}", stderr(&o));
+    let o = sbrp(&["prove", "--entries", "17"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--entries 17"), "{}", stderr(&o));
+}
+
+/// The hidden `--sabotage` proves the broken variant as if it were the real
+/// RTL: the proof fails, which is a failed check (1), not an error (2).
+#[test]
+fn a_failed_proof_exits_1() {
+    let out = tempfile::tempdir().unwrap();
+    let logs = out.path().join("logs");
+    let o = sbrp(
+        &[
+            "prove",
+            "--property",
+            "fsm_gate",
+            "--sabotage",
+            "--out",
+            logs.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{}", stderr(&o));
+    assert!(
+        stdout.contains("fsm_gate") && stdout.contains("UNEXPECTED"),
+        "{stdout}"
+    );
+    assert!(
+        stderr(&o).contains("fsm_gate (proof failed)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!logs.exists(), "logs written for a failed check");
+}
+
+#[test]
+fn area_without_tools_or_library_exits_2() {
+    for (var, value, hint) in [
+        ("SBRP_YOSYS", "/nonexistent/yosys", "apt-get install yosys"),
+        (
+            "SBRP_LIBERTY",
+            "/nonexistent/cells.lib",
+            "qflow-tech-osu018",
+        ),
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let dir = out.path().join("area");
+        let o = sbrp(
+            &[
+                "area",
+                "--entries",
+                "16",
+                "--warps",
+                "4",
+                "--lines",
+                "16",
+                "--no-timing",
+                "--out",
+                dir.to_str().unwrap(),
+            ],
+            &[(var, value)],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(hint), "{}", stderr(&o));
+        assert!(!dir.exists(), "reports written after an error");
+    }
+    let o = sbrp(&["area", "--window", "0"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
