@@ -20,12 +20,13 @@ use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use sbrp_iface::ports::{self, Dir, PORTS};
 use sbrp_iface::PbParams;
+use sbrp_tools::{error_lines, Captured, LogFile, Tool, ToolError};
 use sha2::{Digest, Sha256};
 
 use crate::ffi::{self, ShimFns};
@@ -216,16 +217,19 @@ fn make_vars() -> Vec<String> {
         .collect()
 }
 
-/// Runs a command, mapping a missing binary to `not_found`.
-fn run(cmd: &mut Command, not_found: impl FnOnce() -> CosimError) -> Result<Output, CosimError> {
-    match cmd.output() {
-        Ok(o) => Ok(o),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_found()),
-        Err(e) => Err(CosimError::Io {
-            what: format!("cannot run {:?}", cmd.get_program()),
-            source: e,
-        }),
-    }
+/// Runs a command to its end (`sbrp_tools`), mapping a missing binary to
+/// `not_found`.
+fn run(
+    cmd: &mut Command,
+    label: &str,
+    not_found: impl FnOnce() -> CosimError,
+) -> Result<Captured, CosimError> {
+    let tool = Tool::new(cmd.get_program(), "");
+    tool.capture(cmd, label, LogFile::None)
+        .map_err(|e| match e {
+            ToolError::NotFound { .. } => not_found(),
+            other => CosimError::Run(other),
+        })
 }
 
 fn verilator_not_found(bin: &Path) -> CosimError {
@@ -239,63 +243,21 @@ fn tool_version(bin: &Path, not_found: fn(&Path) -> CosimError) -> Result<String
     if let Some(v) = cache.lock().unwrap().get(bin) {
         return Ok(v.clone());
     }
-    let out = run(Command::new(bin).arg("--version"), || not_found(bin))?;
-    if !out.status.success() {
+    let out = run(Command::new(bin).arg("--version"), "--version", || {
+        not_found(bin)
+    })?;
+    if !out.success() {
         return Err(CosimError::Tool {
             tool: format!("{} --version", bin.display()),
             rtl: String::new(),
             status: out.status.to_string(),
-            errors: error_lines(&combined(&out)),
+            errors: error_lines(&out.text),
             log: None,
         });
     }
-    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let v = out.text.trim().to_string();
     cache.lock().unwrap().insert(bin.to_path_buf(), v.clone());
     Ok(v)
-}
-
-fn combined(out: &Output) -> String {
-    let mut s = String::from_utf8_lossy(&out.stdout).into_owned();
-    s.push_str(&String::from_utf8_lossy(&out.stderr));
-    s
-}
-
-/// The tool's own error lines from its output: verilator's `%Error` and
-/// `%Warning` lines with their continuation lines, and compiler/linker
-/// `error:` lines; the tail of the output if none match.
-pub(crate) fn error_lines(output: &str) -> String {
-    const MAX: usize = 60;
-    let lines: Vec<&str> = output.lines().collect();
-    let mut picked = Vec::new();
-    let mut in_msg = false;
-    for l in &lines {
-        let t = l.trim_start();
-        let lower = t.to_ascii_lowercase();
-        let starts_msg = t.starts_with("%Error")
-            || t.starts_with("%Warning")
-            || lower.contains("error:")
-            || lower.contains("fatal error")
-            || lower.contains("undefined reference")
-            || lower.contains("no such file");
-        // Verilator continues a message with indented lines ("      : ..."
-        // context, "... For warning description see ...").
-        let continues = in_msg && (t.starts_with(':') || l.starts_with("   ") || t.is_empty());
-        if starts_msg || continues {
-            picked.push(*l);
-            in_msg = true;
-        } else {
-            in_msg = false;
-        }
-        if picked.len() >= MAX {
-            picked.push("... (more in the log)");
-            break;
-        }
-    }
-    if picked.is_empty() {
-        let from = lines.len().saturating_sub(30);
-        picked.extend_from_slice(&lines[from..]);
-    }
-    picked.join("\n")
 }
 
 /// One port of the top module, as a design declares it.
@@ -688,15 +650,17 @@ fn build_locked(
     let mut cmd = Command::new(&opts.verilator);
     cmd.current_dir(t).args(&job.args).args(&inputs);
     let _ = writeln!(log, "$ {cmd:?}");
-    let out = run(&mut cmd, || verilator_not_found(&opts.verilator))?;
-    log.push_str(&combined(&out));
-    if !out.status.success() {
+    let out = run(&mut cmd, "verilator", || {
+        verilator_not_found(&opts.verilator)
+    })?;
+    log.push_str(&out.text);
+    if !out.success() {
         let _ = fs::write(&failed_log, &log);
         return Err(CosimError::Tool {
             tool: "verilator".into(),
             rtl: job.source.clone(),
             status: out.status.to_string(),
-            errors: error_lines(&combined(&out)),
+            errors: error_lines(&out.text),
             log: Some(failed_log),
         });
     }
@@ -726,15 +690,15 @@ fn build_locked(
             .env("CCACHE_BASEDIR", t.join("obj"));
     }
     let _ = writeln!(log, "$ {cmd:?}");
-    let out = run(&mut cmd, || CosimError::MakeNotFound)?;
-    log.push_str(&combined(&out));
-    if !out.status.success() {
+    let out = run(&mut cmd, "make", || CosimError::MakeNotFound)?;
+    log.push_str(&out.text);
+    if !out.success() {
         let _ = fs::write(&failed_log, &log);
         return Err(CosimError::Tool {
             tool: "C++ compile (make)".into(),
             rtl: job.source.clone(),
             status: out.status.to_string(),
-            errors: error_lines(&combined(&out)),
+            errors: error_lines(&out.text),
             log: Some(failed_log),
         });
     }

@@ -69,6 +69,9 @@ pub enum CosimError {
     Ports(String),
     #[error("cannot load the model library: {0}")]
     Load(String),
+    /// An external tool could not be started.
+    #[error(transparent)]
+    Run(sbrp_tools::ToolError),
     #[error("{what}: {source}")]
     Io {
         what: String,
