@@ -1,4 +1,5 @@
-//! Directed one-SM scenarios of `../shared/notes/sbrp-litmus.md` (1-6, 9-11),
+//! Directed one-SM litmus scenarios 1-6 and 9-11 (numbered as the traces in
+//! `testbench/litmus/`),
 //! asserted cycle by cycle against `docs/microarch.md`. Every scenario runs on
 //! the reference model and on the RTL through rust-hdl's own simulator; the
 //! expected cycles below were derived by hand from the spec's §4 equations.
