@@ -180,3 +180,72 @@ fn bench_unit_times_the_model_on_both_stimuli() {
     assert_eq!(code, 0);
     assert!(!out.contains("workload"), "{out}");
 }
+
+#[test]
+fn help_states_one_exit_code_rule_for_every_subcommand() {
+    let rule = "Exit status: 0 pass; 1 a check failed";
+    let (code, out, _) = sbrp(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(rule), "{out}");
+    for cmd in ["verilog", "cosim", "area", "prove", "bench-unit"] {
+        let (code, out, _) = sbrp(&[cmd, "--help"]);
+        assert_eq!(code, 0, "{cmd}");
+        assert!(out.contains(rule), "{cmd} --help lacks the rule: {out}");
+    }
+}
+
+#[test]
+fn usage_and_input_errors_exit_2_failed_checks_exit_1() {
+    // Usage: an unknown option, a bad value enum, a missing workload.
+    assert_eq!(sbrp(&["cosim", "--no-such-option"]).0, 2);
+    assert_eq!(
+        sbrp(&["cosim", "--suite", "litmus", "--policy", "soon"]).0,
+        2
+    );
+    assert_eq!(sbrp(&["cosim", "--model-only"]).0, 2);
+    // Input: a trace file that does not exist.
+    let (code, _, err) = sbrp(&["cosim", "--trace", "/nonexistent.trace", "--model-only"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/nonexistent.trace"), "{err}");
+    // A failed check: a fault injected into the model breaks expectations.
+    let (code, out, _) = sbrp(&[
+        "cosim",
+        "--suite",
+        "litmus",
+        "--engine",
+        "model",
+        "--fault",
+        "dfence-no-wait",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("FAIL"), "{out}");
+}
+
+#[test]
+fn litmus_suite_skips_traces_that_need_more_warps_by_name() {
+    let (code, out, err) = sbrp(&["cosim", "--suite", "litmus", "--model-only", "--warps", "4"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("SKIP 06_block_release_acquire: needs 5 warps, the unit has 4"),
+        "{out}"
+    );
+    assert!(out.contains(" 0 failed, 2 skipped"), "{out}");
+}
+
+#[test]
+fn verilator_engine_runs_a_trace_without_the_model() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("litmus");
+    let t = dir.join("05_fsm_isolation.trace");
+    let (code, out, err) = sbrp(&[
+        "cosim",
+        "--trace",
+        t.to_str().unwrap(),
+        "--engine",
+        "verilator",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("rtl: generated") && out.contains("PASS 05_fsm_isolation"),
+        "{out}"
+    );
+}
