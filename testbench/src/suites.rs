@@ -219,7 +219,7 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     }
     if let (Some(l), Some(c)) = (opts.pm_latency, FrontEndConfig::trace_pm_latency(t)) {
         println!(
-            "note: --pm-latency {l} overrides pm_latency={} of {}:{}",
+            "note: the run's pm_latency {l} overrides pm_latency={} of {}:{}",
             c.value, t.file, c.line
         );
     }

@@ -139,7 +139,7 @@ fn missing_verilator_says_how_to_install_it() {
 }
 
 #[test]
-fn model_only_litmus_suite_passes_and_mutation_fails() {
+fn model_only_litmus_suite_passes_and_a_model_fault_fails() {
     let (code, out, _) = sbrp(&["cosim", "--suite", "litmus", "--model-only"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains(" 0 failed"), "{out}");
@@ -148,6 +148,7 @@ fn model_only_litmus_suite_passes_and_mutation_fails() {
         "--suite",
         "litmus",
         "--model-only",
+        // `--mutate` is the old name of `--fault`, kept as an alias.
         "--mutate",
         "ignore-fsm",
     ]);
