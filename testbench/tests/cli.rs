@@ -14,15 +14,17 @@ fn sbrp(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("sbrp-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A path `name` that does not exist yet, in a scratch directory removed
+/// when the returned guard drops.
+fn tmp(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let keep = tempfile::tempdir().unwrap();
+    let d = keep.path().join(name);
+    (keep, d)
 }
 
 #[test]
 fn verilog_writes_the_file_and_prints_parameters_and_storage() {
-    let d = tmp("ok");
+    let (_keep, d) = tmp("ok");
     let (code, out, err) = sbrp(&[
         "verilog",
         "--entries",
@@ -50,7 +52,7 @@ fn impossible_parameters_are_refused_and_nothing_is_written() {
         (vec!["--entries", "512", "--lines", "256"], "--lines"),
         (vec!["--window", "0"], "--window"),
     ] {
-        let d = tmp("bad");
+        let (_keep, d) = tmp("bad");
         let mut a = vec!["verilog", "--out", d.to_str().unwrap()];
         a.extend(args.iter());
         let (code, _, err) = sbrp(&a);
@@ -95,7 +97,7 @@ fn help_documents_every_option() {
 
 #[test]
 fn malformed_trace_names_file_line_and_expectation() {
-    let d = tmp("trace");
+    let (_keep, d) = tmp("trace");
     std::fs::create_dir_all(&d).unwrap();
     let f = d.join("bad.trace");
     std::fs::write(&f, "0.0 st.pm 0x100\n0.0 ofence\n0.1 st.pm zz\n").unwrap();
@@ -110,7 +112,7 @@ fn malformed_trace_names_file_line_and_expectation() {
 
 #[test]
 fn missing_verilator_says_how_to_install_it() {
-    let d = tmp("nover");
+    let (_keep, d) = tmp("nover");
     let (code, _, err) = Command::new(env!("CARGO_BIN_EXE_sbrp"))
         .args([
             "cosim",

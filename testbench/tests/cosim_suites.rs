@@ -12,6 +12,7 @@ use sbrp_testbench::suites::{
     RunOpts,
 };
 use sbrp_testbench::Engine;
+use sbrp_tools::{LogFile, Scratch, Tool, VerilogPatch};
 
 fn opts(p: PbParams) -> RunOpts {
     let mut o = RunOpts::new(p);
@@ -126,18 +127,15 @@ fn altered_model_is_caught_within_bounded_cycles() {
     }
 }
 
-/// Writes the generated Verilog with one textual change.
-fn mutated_rtl(p: &PbParams, from: &str, to: &str, name: &str) -> PathBuf {
+/// Writes the generated Verilog with one textual change (an RTL mutation)
+/// into a scratch directory that lives as long as the returned guard.
+fn mutated_rtl(p: &PbParams, from: &str, to: &str) -> (Scratch, PathBuf) {
     let v = sbrp_hdl::generate_verilog(p).unwrap();
-    assert!(
-        v.contains(from),
-        "mutation point `{from}` not in the Verilog"
-    );
-    let dir = std::env::temp_dir().join(format!("sbrp-mut-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("sbrp_pb.v");
-    std::fs::write(&path, v.replacen(from, to, 1)).unwrap();
-    path
+    let v = VerilogPatch::once(from, to).apply(&v).unwrap();
+    let dir = Scratch::new("mutated-rtl").unwrap();
+    let path = dir.path().join("sbrp_pb.v");
+    std::fs::write(&path, v).unwrap();
+    (dir, path)
 }
 
 #[test]
@@ -154,7 +152,8 @@ fn altered_rtl_file_is_caught_with_waveforms() {
         ("(~|(m_warps$rd0 & fsm_eff)) && ", "", "fsm"),
     ] {
         let mut o = opts(p);
-        o.rtl = Some(mutated_rtl(&p, from, to, name));
+        let (_keep, rtl_file) = mutated_rtl(&p, from, to);
+        o.rtl = Some(rtl_file);
         let rtl = Rtl::build(&o).unwrap();
         let (a, b) = rtl_and_model(&o, &rtl).unwrap();
         let m =
@@ -162,7 +161,8 @@ fn altered_rtl_file_is_caught_with_waveforms() {
         assert!(m.cycle < 200_000);
         // Through a litmus trace: the run stops at the divergence and writes
         // both waveforms around it.
-        let dir = std::env::temp_dir().join(format!("sbrp-mut-vcd-{}-{name}", std::process::id()));
+        let waves = Scratch::new("mutated-rtl-waves").unwrap();
+        let dir = waves.path().to_path_buf();
         o.mismatch_dir = dir.clone();
         let t = load_trace(&litmus_dir().join(if name == "window" {
             "11_window.trace"
@@ -205,26 +205,20 @@ fn yosys_netlist_matches_the_model() {
         lines: 16,
         ..PbParams::default()
     };
-    let dir = std::env::temp_dir().join(format!("sbrp-netlist-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let rtl = dir.join("sbrp_pb.v");
-    let net = dir.join("netlist.v");
+    let dir = Scratch::new("netlist").unwrap();
+    let rtl = dir.path().join("sbrp_pb.v");
+    let net = dir.path().join("netlist.v");
     std::fs::write(&rtl, sbrp_hdl::generate_verilog(&p).unwrap()).unwrap();
-    let out = std::process::Command::new("yosys")
-        .arg("-q")
-        .arg("-p")
-        .arg(format!(
-            "read_verilog {}; synth -top sbrp_pb; write_verilog -noattr {}",
-            rtl.display(),
-            net.display()
-        ))
-        .output()
-        .expect("yosys not found: scripts/test.sh installs it (apt-get install yosys)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let yosys = Tool::new("yosys", "apt-get install yosys (scripts/setup.sh does it)");
+    let mut cmd = yosys.command();
+    cmd.arg("-q").arg("-p").arg(format!(
+        "read_verilog {}; synth -top sbrp_pb; write_verilog -noattr {}",
+        rtl.display(),
+        net.display()
+    ));
+    yosys
+        .run(&mut cmd, "yosys synth", LogFile::None)
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut o = opts(p);
     o.rtl = Some(net);
     let rtl = Rtl::build(&o).unwrap();

@@ -10,11 +10,14 @@ use std::time::{Duration, Instant};
 use sbrp_iface::PbParams;
 use sbrp_testbench::suites::{litmus_dir, load_trace, run_trace, Rtl, RunOpts};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sbrp-waves-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// An empty scratch directory (removed when the guard drops) and its path.
+fn tmp(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let keep = tempfile::Builder::new()
+        .prefix(&format!("sbrp-waves-{name}-"))
+        .tempdir()
+        .unwrap();
+    let d = keep.path().to_path_buf();
+    (keep, d)
 }
 
 /// Value changes of each signal: name -> [(time, value)].
@@ -61,7 +64,7 @@ fn ports_of(path: &Path) -> (Changes, Vec<String>) {
 
 #[test]
 fn rtl_and_model_waveforms_agree_port_for_port() {
-    let d = tmp("agree");
+    let (_keep, d) = tmp("agree");
     let mut o = RunOpts::new(PbParams::default());
     o.vcd_dir = Some(d.clone());
     let rtl = Rtl::build(&o).unwrap();
@@ -96,7 +99,7 @@ fn full_disk_ends_the_run_with_an_error() {
     if !Path::new("/dev/full").exists() {
         return;
     }
-    let d = tmp("full");
+    let (_keep, d) = tmp("full");
     let mut o = RunOpts::new(PbParams::default());
     o.vcd_dir = Some(d.clone());
     let rtl = Rtl::build(&o).unwrap();
@@ -123,7 +126,7 @@ fn full_disk_cli_exits_2() {
     if !Path::new("/dev/full").exists() {
         return;
     }
-    let d = tmp("cli");
+    let (_keep, d) = tmp("cli");
     let vcd = d.join("vcd");
     std::fs::create_dir_all(&vcd).unwrap();
     let link = vcd.join("10_eviction.rtl.sm0.vcd");
