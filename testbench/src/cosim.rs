@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use crate::error::{BenchError, Result};
 use sbrp_trace::Trace;
 
 use crate::engine::Engine;
@@ -100,7 +100,9 @@ impl CosimReport {
 pub fn cosim(opts: &RunOpts, work: &Workload) -> Result<CosimReport> {
     if let Workload::Fuzz { .. } = work {
         if opts.engine != Engine::Lockstep {
-            bail!("the fuzz suite compares the RTL with the model: it runs on the lockstep engine only");
+            return Err(BenchError::Invalid(
+                "the fuzz suite compares the RTL with the model: it runs on the lockstep engine only".into(),
+            ));
         }
     }
     let rtl = if opts.engine.needs_verilator() {

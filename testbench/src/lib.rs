@@ -4,8 +4,10 @@
 
 pub mod cosim;
 pub mod engine;
+pub mod error;
 pub mod lockstep;
 pub mod speed;
 pub mod suites;
 
 pub use engine::{directed_engines, make_unit, Engine, EngineError};
+pub use error::BenchError;

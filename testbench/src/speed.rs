@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use anyhow::Result;
+use crate::error::Result;
 use sbrp_iface::stimulus::RawStimulus;
 use sbrp_iface::{PbIn, PbParams, PbUnit};
 use sbrp_sim_fast::PbModel;

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use anyhow::{anyhow, bail, Context, Result};
+use crate::error::{io, BenchError, Result};
 use sbrp_cosim::{BuildOpts, RtlSource, VerilatedPb};
 use sbrp_iface::stimulus::RawStimulus;
 use sbrp_iface::vcd::{Traced, WaveStatus};
@@ -136,7 +136,9 @@ fn units(
                 None => (None, None),
             };
             let verilated = || -> Result<Box<dyn PbUnit>> {
-                let r = rtl.ok_or_else(|| anyhow!("engine {} needs the RTL built", opts.engine))?;
+                let r = rtl.ok_or_else(|| {
+                    BenchError::Invalid(format!("engine {} needs the RTL built", opts.engine))
+                })?;
                 Ok(Box::new(r.instance()))
             };
             Ok(match opts.engine {
@@ -215,7 +217,7 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
         status: WaveStatus::default(),
     };
     if let Some(d) = &vcd {
-        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+        std::fs::create_dir_all(d).map_err(io(format!("cannot create {}", d.display())))?;
     }
     if let (Some(l), Some(c)) = (opts.pm_latency, FrontEndConfig::trace_pm_latency(t)) {
         println!(
@@ -237,7 +239,7 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     };
     let exec = fe.execution();
     if let Some(d) = &opts.record_dir {
-        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+        std::fs::create_dir_all(d).map_err(io(format!("cannot create {}", d.display())))?;
         let p = d.join(format!("{name}.json"));
         write_record(&p, &exec)?;
         out.files.push(p);
@@ -271,8 +273,7 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     }
     if let Some(m) = mismatch {
         let dir = vcd.clone().unwrap_or_else(|| opts.mismatch_dir.clone());
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(io(format!("cannot create {}", dir.display())))?;
         let sm = m.sm;
         let (rtl_vcd, model_vcd) = (
             dir.join(format!("{name}.rtl.sm{sm}.vcd")),
@@ -286,7 +287,7 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
             // The whole-run waveforms end with the divergence; the report beside them.
             let txt = model_vcd.with_extension("txt");
             std::fs::write(&txt, m.to_string())
-                .with_context(|| format!("cannot write {}", txt.display()))?;
+                .map_err(io(format!("cannot write {}", txt.display())))?;
         }
         out.files.push(model_vcd.with_extension("txt"));
         out.mismatch = Some(m);
@@ -298,7 +299,7 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
 /// names the file and line.
 pub fn load_trace(path: &Path) -> Result<Trace> {
     let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read trace {}", path.display()))?;
+        .map_err(io(format!("cannot read trace {}", path.display())))?;
     let t = parse(&text, &path.display().to_string())?;
     FrontEndConfig::default().apply_trace(&t)?;
     Ok(t)
@@ -312,13 +313,16 @@ pub fn litmus_dir() -> PathBuf {
 /// Every `*.trace` in `dir`, sorted.
 pub fn litmus_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
+        .map_err(io(format!("cannot read {}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "trace"))
         .collect();
     v.sort();
     if v.is_empty() {
-        bail!("no *.trace files in {}", dir.display());
+        return Err(BenchError::Invalid(format!(
+            "no *.trace files in {}",
+            dir.display()
+        )));
     }
     Ok(v)
 }
@@ -434,7 +438,9 @@ pub fn workload_stimulus(p: &PbParams, seed: u64, cycles: u64) -> Result<Vec<PbI
         fe.set_sink(Box::new(NullSink));
         fe.run(cycles - out.len() as u64, |_| true);
         if let Some(d) = &fe.summary.deadlock {
-            bail!("workload stimulus: chunk {chunk} deadlocked: {d}");
+            return Err(BenchError::Invalid(format!(
+                "workload stimulus: chunk {chunk} deadlocked: {d}"
+            )));
         }
         for h in &hist {
             out.extend(h.borrow().iter().map(|(_, i, _)| *i));
