@@ -5,24 +5,11 @@
 //! `#[ignore]`d: `cargo test --release -p sbrp-silicon --test area -- --ignored`
 //! (or `sbrp area --sweep --out out/area`).
 
+mod common;
+
+use common::{scratch, small};
 use sbrp_iface::{storage_totals, PbParams};
 use sbrp_silicon as silicon;
-
-fn small() -> PbParams {
-    PbParams {
-        entries: 16,
-        warps: 4,
-        lines: 16,
-        ..PbParams::default()
-    }
-}
-
-fn scratch(name: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("sbrp-silicon-{name}-"))
-        .tempdir()
-        .unwrap()
-}
 
 #[test]
 fn area_and_timing_of_a_small_unit() {

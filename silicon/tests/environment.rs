@@ -2,24 +2,10 @@
 //! hint. Its own test binary: it sets the process-wide environment
 //! variables the flow reads (`SBRP_YOSYS`, `SBRP_STA`, `SBRP_LIBERTY`).
 
-use sbrp_iface::PbParams;
+mod common;
+
+use common::{scratch, small};
 use sbrp_silicon as silicon;
-
-fn small() -> PbParams {
-    PbParams {
-        entries: 16,
-        warps: 4,
-        lines: 16,
-        ..PbParams::default()
-    }
-}
-
-fn scratch(name: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("sbrp-silicon-{name}-"))
-        .tempdir()
-        .unwrap()
-}
 
 /// One test: the variables are process-wide.
 #[test]

@@ -19,16 +19,7 @@ fn main() {
     let t0 = std::time::Instant::now();
     let (mut elapsed, mut chunk, mut persists) = (0u64, 0u32, 0u64);
     while elapsed < cycles {
-        let spec = RandSpec {
-            sms: 2,
-            warps_per_sm: p.warps,
-            ops_per_warp: (1024 / p.warps).max(16),
-            l1_lines: p.lines,
-            l1_ways: cfg.l1_ways,
-            line_bytes: cfg.line_bytes,
-            flag_prefix: format!("c{chunk}_"),
-            ordering_percent: if chunk % 3 == 2 { 2 } else { 29 },
-        };
+        let spec = RandSpec::random_suite(&p, cfg.l1_ways, cfg.line_bytes, chunk);
         let mut t = generate(&spec, chunk as u64);
         t.expects.push(Expectation {
             line: 0,

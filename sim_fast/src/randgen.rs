@@ -28,6 +28,29 @@ pub struct RandSpec {
     pub ordering_percent: u64,
 }
 
+impl RandSpec {
+    /// The random suite's traces for units of parameters `p` (2 SMs, every
+    /// warp busy): chunk `chunk` of a chained run, flags prefixed by the
+    /// chunk, every third chunk nearly free of ordering operations.
+    pub fn random_suite(
+        p: &sbrp_iface::PbParams,
+        l1_ways: u32,
+        line_bytes: u64,
+        chunk: u32,
+    ) -> RandSpec {
+        RandSpec {
+            sms: 2,
+            warps_per_sm: p.warps,
+            ops_per_warp: (1024 / p.warps).max(16),
+            l1_lines: p.lines,
+            l1_ways,
+            line_bytes,
+            flag_prefix: format!("c{chunk}_"),
+            ordering_percent: if chunk % 3 == 2 { 2 } else { 29 },
+        }
+    }
+}
+
 /// Generates one trace from `seed`.
 pub fn generate(spec: &RandSpec, seed: u64) -> Trace {
     let mut rng = Rng::new(seed);

@@ -345,16 +345,7 @@ pub struct RandomOutcome {
 
 /// Shape of the random traces for a configuration: 2 SMs, every warp busy.
 pub fn rand_spec(p: &PbParams, fe: &FrontEndConfig, chunk: u32) -> RandSpec {
-    RandSpec {
-        sms: 2,
-        warps_per_sm: p.warps,
-        ops_per_warp: (1024 / p.warps).max(16),
-        l1_lines: p.lines,
-        l1_ways: fe.l1_ways,
-        line_bytes: fe.line_bytes,
-        flag_prefix: format!("c{chunk}_"),
-        ordering_percent: if chunk % 3 == 2 { 2 } else { 29 },
-    }
+    RandSpec::random_suite(p, fe.l1_ways, fe.line_bytes, chunk)
 }
 
 /// Seed of chunk `chunk` of a chained random run started with `seed`.
