@@ -26,8 +26,13 @@ pub enum Workload {
 }
 
 impl Workload {
+    /// The project's litmus suite (embedded), parsed and checked.
+    pub fn litmus() -> Result<Workload> {
+        Ok(Workload::Traces(crate::litmus::litmus_traces()?))
+    }
+
     /// Every `*.trace` of `dir`, parsed and checked before anything is built.
-    pub fn litmus(dir: &Path) -> Result<Workload> {
+    pub fn litmus_dir(dir: &Path) -> Result<Workload> {
         let traces = litmus_files(dir)?
             .into_iter()
             .map(|f| Ok((trace_name(&f), load_trace(&f)?)))

@@ -5,6 +5,7 @@
 pub mod cosim;
 pub mod engine;
 pub mod error;
+pub mod litmus;
 pub mod lockstep;
 pub mod speed;
 pub mod suites;

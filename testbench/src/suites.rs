@@ -305,7 +305,8 @@ pub fn load_trace(path: &Path) -> Result<Trace> {
     Ok(t)
 }
 
-/// The litmus traces shipped with the repository.
+/// The litmus traces in the source tree (for tests; the command runs the
+/// embedded copy, `litmus::LITMUS`).
 pub fn litmus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus")
 }

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use sbrp_sim_fast::Fault;
 use sbrp_testbench::cosim::{cosim, CosimResult, TraceResult, Workload};
 use sbrp_testbench::lockstep::Mismatch;
-use sbrp_testbench::suites::{litmus_dir, Outcome, RunOpts};
+use sbrp_testbench::suites::{Outcome, RunOpts};
 use sbrp_testbench::Engine;
 
 use crate::args::{print_params, ParamArgs};
@@ -84,7 +84,7 @@ pub struct CosimArgs {
     /// Write each run's execution record (JSON, docs/trace-format.md) into DIR.
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
-    /// Directory of the litmus traces.
+    /// Run the litmus traces of DIR instead of the built-in suite.
     #[arg(long, value_name = "DIR")]
     litmus_dir: Option<PathBuf>,
 }
@@ -128,9 +128,10 @@ pub fn run(a: &CosimArgs) -> Result<Verdict> {
     let p = opts.params;
     // Parse every trace before building anything: bad input fails fast.
     let work = match (a.suite, &a.trace) {
-        (Some(Suite::Litmus), _) => {
-            Workload::litmus(&a.litmus_dir.clone().unwrap_or_else(litmus_dir))?
-        }
+        (Some(Suite::Litmus), _) => match &a.litmus_dir {
+            Some(d) => Workload::litmus_dir(d)?,
+            None => Workload::litmus()?,
+        },
         (Some(Suite::Random), _) => Workload::Random {
             seed: a.seed,
             cycles: a.cycles,
