@@ -91,6 +91,8 @@ impl Rtl {
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub summary: RunSummary,
+    /// Remarks for the user (e.g. a trace setting the run overrides).
+    pub notes: Vec<String>,
     /// Failed expectations, deadlock, unfinished run.
     pub fails: Vec<String>,
     pub mismatch: Option<Mismatch>,
@@ -219,12 +221,13 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     if let Some(d) = &vcd {
         std::fs::create_dir_all(d).map_err(io(format!("cannot create {}", d.display())))?;
     }
-    if let (Some(l), Some(c)) = (opts.pm_latency, FrontEndConfig::trace_pm_latency(t)) {
-        println!(
-            "note: the run's pm_latency {l} overrides pm_latency={} of {}:{}",
+    let notes: Vec<String> = match (opts.pm_latency, FrontEndConfig::trace_pm_latency(t)) {
+        (Some(l), Some(c)) => vec![format!(
+            "the run's pm_latency {l} overrides pm_latency={} of {}:{}",
             c.value, t.file, c.line
-        );
-    }
+        )],
+        _ => vec![],
+    };
     let us = units(opts, rtl, sms, &slot, &plan)?;
     let mut fe = front_end(t, opts, us)?;
     if opts.record_dir.is_none() && t.expects.is_empty() {
@@ -235,6 +238,7 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     });
     let mut out = Outcome {
         summary: fe.summary.clone(),
+        notes,
         ..Outcome::default()
     };
     let exec = fe.execution();
@@ -522,6 +526,9 @@ mod tests {
         // The flush is acknowledged after 300 cycles, not 60.
         let r = run_trace(&t, &o, None, "lat").unwrap();
         assert!(r.ok() && r.summary.cycles > 300, "{:?}", r.summary);
+        // ... and the run says so, naming the trace's line.
+        assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+        assert!(r.notes[0].contains("pm_latency 300") && r.notes[0].contains("l.trace:1"));
     }
 
     #[test]
@@ -541,6 +548,12 @@ mod tests {
         let blocked = d.join("blocked.json");
         std::fs::create_dir_all(&blocked).unwrap();
         assert!(write_record(&blocked, &ex).is_err());
-        assert!(!d.join("blocked.json.tmp").exists());
+        // No temporary file is left beside the records.
+        let mut left: Vec<String> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["blocked.json", "l07.json"]);
     }
 }

@@ -202,6 +202,9 @@ pub fn run(a: &CosimArgs) -> Result<Verdict> {
 }
 
 fn report(name: &str, o: &Outcome) {
+    for n in &o.notes {
+        println!("note: {n}");
+    }
     let s = &o.summary;
     println!(
         "{} {name}: {} cycles, {} persists, {} flushes ({} evictions), {} waits",
