@@ -3,7 +3,7 @@
 //! One step passes the inputs and the outputs as `uint64_t` arrays in the
 //! order of [`sbrp_iface::ports::PORTS`]; the shim's per-port copy code is
 //! generated from the same table into `sbrp_ports.h` at build time
-//! (`builder::ports_header`), so there is no hand-written struct to keep in
+//! (`top_ports::ports_header`), so there is no hand-written struct to keep in
 //! sync. At load, the library's port count and names are checked against the
 //! table, which catches a library built from another table.
 

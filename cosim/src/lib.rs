@@ -27,6 +27,7 @@
 
 mod builder;
 mod ffi;
+mod top_ports;
 
 use std::path::PathBuf;
 use std::ptr::NonNull;

@@ -15,7 +15,6 @@ use std::io::Write;
 use std::path::Path;
 use std::rc::Rc;
 
-use sbrp_iface::ports::PORTS;
 use sbrp_iface::vcd::{write_cycles, WaveError};
 use sbrp_iface::{PbIn, PbOut, PbParams, PbUnit};
 
@@ -169,24 +168,6 @@ impl PbUnit for Recorder {
     }
 }
 
-/// Port widths of the unit, as the RTL declares them: the port table
-/// (`sbrp_iface::ports::PORTS`, inputs then outputs) for `p`.
-pub fn port_widths(p: &PbParams) -> Vec<(&'static str, u32)> {
-    PORTS.iter().map(|port| (port.name, port.bits(p))).collect()
-}
-
-/// Writes a VCD of one side's ports over `cycles` (cycle, inputs, outputs)
-/// with the project's one waveform writer (`sbrp_iface::vcd`): scope
-/// `sbrp_pb`, the port names, one cycle = 2 time units. On an error nothing
-/// is left at `path`.
-pub fn write_vcd(
-    path: &Path,
-    p: &PbParams,
-    cycles: &[(u64, PbIn, PbOut)],
-) -> Result<(), WaveError> {
-    write_cycles(path, p, cycles).map(|_| ())
-}
-
 /// Writes both sides of a mismatch from the cycles the comparator kept
 /// (up to [`HISTORY`], ending with the divergence): side A's ports to
 /// `a_path`, side B's to `b_path`, and the report beside B's file (`.txt`).
@@ -203,8 +184,8 @@ pub fn write_mismatch_vcds(
             .map(|(c, i, oa, ob)| (*c, *i, if b { *ob } else { *oa }))
             .collect()
     };
-    write_vcd(a_path, p, &side(false))?;
-    write_vcd(b_path, p, &side(true))?;
+    write_cycles(a_path, p, &side(false))?;
+    write_cycles(b_path, p, &side(true))?;
     let txt = b_path.with_extension("txt");
     std::fs::File::create(&txt)
         .and_then(|mut f| write!(f, "{m}"))

@@ -1,17 +1,11 @@
 //! The `sbrp` command: documented options, refused parameters, bad input.
 
-use std::process::Command;
+mod common;
+
+use common::{outcome, run_sbrp};
 
 fn sbrp(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sbrp"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    outcome(run_sbrp(args, &[]))
 }
 
 /// A path `name` that does not exist yet, in a scratch directory removed
@@ -113,8 +107,8 @@ fn malformed_trace_names_file_line_and_expectation() {
 #[test]
 fn missing_verilator_says_how_to_install_it() {
     let (_keep, d) = tmp("nover");
-    let (code, _, err) = Command::new(env!("CARGO_BIN_EXE_sbrp"))
-        .args([
+    let (code, _, err) = outcome(run_sbrp(
+        &[
             "cosim",
             "--suite",
             "litmus",
@@ -124,18 +118,12 @@ fn missing_verilator_says_how_to_install_it() {
             "4",
             "--lines",
             "16",
-        ])
-        .env("SBRP_VERILATOR", "/nonexistent/verilator")
-        .env("SBRP_VERILATOR_CACHE", &d)
-        .output()
-        .map(|o| {
-            (
-                o.status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&o.stdout).to_string(),
-                String::from_utf8_lossy(&o.stderr).to_string(),
-            )
-        })
-        .unwrap();
+        ],
+        &[
+            ("SBRP_VERILATOR", "/nonexistent/verilator"),
+            ("SBRP_VERILATOR_CACHE", d.to_str().unwrap()),
+        ],
+    ));
     assert_ne!(code, 0);
     assert!(err.contains("apt-get install verilator"), "{err}");
 }

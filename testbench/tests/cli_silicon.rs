@@ -2,16 +2,11 @@
 //! when a check failed (a proof that fails, a broken variant that is
 //! proved), 2 for a missing tool or a bad request.
 
-use std::process::{Command, Output};
+mod common;
 
-fn sbrp(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sbrp"));
-    c.args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("sbrp runs")
-}
+use std::process::Output;
+
+use common::run_sbrp as sbrp;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
