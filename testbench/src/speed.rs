@@ -30,21 +30,39 @@ impl Stimulus {
     }
 }
 
-/// One timed run.
+/// One timed run of the model alone.
 #[derive(Clone, Debug)]
-pub struct Timing {
+pub struct ModelTiming {
     pub cycles: u64,
     pub secs: f64,
-    /// Share of cycles that carry a request.
+    /// Share of the stimulus's cycles that carry a request.
     pub busy: f64,
     pub flushes: u64,
+}
+
+/// One timed lockstep run (RTL + model).
+#[derive(Clone, Debug)]
+pub struct LockstepTiming {
+    pub cycles: u64,
+    pub secs: f64,
+    /// The first divergence, if any (the run stops there).
     pub mismatch: Option<Mismatch>,
 }
 
-impl Timing {
-    /// Cycles per second.
+/// Cycles per second.
+fn rate(cycles: u64, secs: f64) -> f64 {
+    cycles as f64 / secs
+}
+
+impl ModelTiming {
     pub fn rate(&self) -> f64 {
-        self.cycles as f64 / self.secs
+        rate(self.cycles, self.secs)
+    }
+}
+
+impl LockstepTiming {
+    pub fn rate(&self) -> f64 {
+        rate(self.cycles, self.secs)
     }
 }
 
@@ -61,7 +79,7 @@ fn step_model(m: &mut PbModel, inputs: &[PbIn], cycles: u64) -> u64 {
 }
 
 /// Times the model alone for `cycles` cycles on a replayed ring of `which`.
-pub fn time_model(p: &PbParams, which: Stimulus, cycles: u64) -> Result<Timing> {
+pub fn time_model(p: &PbParams, which: Stimulus, cycles: u64) -> Result<ModelTiming> {
     let inputs: Vec<PbIn> = match which {
         // Up to 256 K cycles of front-end output (3 MB, read in order).
         Stimulus::Workload => {
@@ -74,28 +92,25 @@ pub fn time_model(p: &PbParams, which: Stimulus, cycles: u64) -> Result<Timing> 
     let t = Instant::now();
     let flushes = step_model(&mut m, &inputs, cycles);
     let secs = t.elapsed().as_secs_f64();
-    Ok(Timing {
+    Ok(ModelTiming {
         cycles,
         secs,
         busy: inputs.iter().filter(|i| i.req_valid).count() as f64 / inputs.len() as f64,
         flushes,
-        mismatch: None,
     })
 }
 
 /// Times RTL (Verilator) + model in lockstep on raw stimulus, no waveform.
-pub fn time_lockstep(p: &PbParams, cycles: u64) -> Result<Timing> {
+pub fn time_lockstep(p: &PbParams, cycles: u64) -> Result<LockstepTiming> {
     let opts = RunOpts::new(*p);
     let rtl = Rtl::build(&opts)?;
     let (a, b) = crate::suites::rtl_and_model(&opts, &rtl)?;
     let t = Instant::now();
     let mismatch = run_fuzz(7, cycles, a, b);
     let secs = t.elapsed().as_secs_f64();
-    Ok(Timing {
+    Ok(LockstepTiming {
         cycles,
         secs,
-        busy: 0.7,
-        flushes: 0,
         mismatch,
     })
 }
