@@ -54,6 +54,49 @@ impl Op {
     }
 }
 
+/// Result of a request on `rsp_kind` (2 bits, `docs/microarch.md` §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum RspKind {
+    /// A new entry was allocated, or an eviction or ordering op was done.
+    Performed = 0,
+    /// The warp's bit was set in an existing entry.
+    Coalesced = 1,
+    /// No effect: send the request again.
+    Replay = 2,
+    /// No effect, and the warp waits in EDM: send it again once `stall` is low.
+    Wait = 3,
+}
+
+impl RspKind {
+    pub fn from_bits(v: u8) -> RspKind {
+        match v & 3 {
+            0 => RspKind::Performed,
+            1 => RspKind::Coalesced,
+            2 => RspKind::Replay,
+            _ => RspKind::Wait,
+        }
+    }
+    /// The request took effect (performed or coalesced).
+    pub fn taken(self) -> bool {
+        matches!(self, RspKind::Performed | RspKind::Coalesced)
+    }
+}
+
+/// Fixed constants of the v2 unit (`docs/microarch.md` §1).
+pub mod consts {
+    /// ACTR epochs.
+    pub const EPOCHS: u32 = 4;
+    /// Flush FIFO entries.
+    pub const FLUSH_FIFO: u32 = 4;
+    /// Live ordering entries per warp.
+    pub const ORD_QUEUE: u32 = 2;
+    /// Acknowledgements per cycle (3-bit `ack_count`).
+    pub const ACKS_MAX: u32 = 7;
+    /// Cycles from a request being taken to its response (`rsp_valid`).
+    pub const RSP_LATENCY: usize = 3;
+}
+
 /// PB entry types (3-bit `type` field). An ordering op `o` gets type `o + 1`.
 pub mod entry_type {
     pub const HOLE: u8 = 0;
@@ -281,69 +324,52 @@ impl StorageRow {
 /// entries: 3 type + 32 warp mask + 9 line; 1 PM bit + 8 PB-index bits per L1
 /// line; 96 mask bits; an 8-bit ACTR).
 pub fn storage_table(p: &PbParams) -> Vec<StorageRow> {
+    use consts::*;
     let (n, w, l) = (p.entries, p.warps, p.lines);
-    let (iw, lw) = (p.idx_bits(), p.line_bits());
+    let (iw, lw, a) = (p.idx_bits(), p.line_bits(), p.actr_bits);
+    let row = |item, bits_each, count, paper_bits| StorageRow {
+        item,
+        bits_each,
+        count,
+        paper_bits,
+    };
     vec![
-        StorageRow {
-            item: "PB entry: type",
-            bits_each: 3,
-            count: n,
-            paper_bits: Some(3 * n),
-        },
-        StorageRow {
-            item: "PB entry: warp bitmask",
-            bits_each: w,
-            count: n,
-            paper_bits: Some(32 * n),
-        },
-        StorageRow {
-            item: "PB entry: L1 line index",
-            bits_each: lw,
-            count: n,
-            paper_bits: Some(9 * n),
-        },
-        StorageRow {
-            item: "PB entry: ordering snapshot",
-            bits_each: 1 + iw,
-            count: n,
-            paper_bits: None,
-        },
-        StorageRow {
-            item: "L1 hook: PB index per line",
-            bits_each: iw,
-            count: l,
-            paper_bits: Some(8 * l),
-        },
-        StorageRow {
-            item: "L1 hook: PM bit per line (in L1 tags)",
-            bits_each: 0,
-            count: l,
-            paper_bits: Some(l),
-        },
-        StorageRow {
-            item: "warp_last_ord (coalescing check)",
-            bits_each: iw,
-            count: w,
-            paper_bits: None,
-        },
-        StorageRow {
-            item: "ODM, EDM, FSM",
-            bits_each: w,
-            count: 3,
-            paper_bits: Some(96),
-        },
-        StorageRow {
-            item: "ACTR",
-            bits_each: p.actr_bits,
-            count: 1,
-            paper_bits: Some(8),
-        },
-        StorageRow {
-            item: "head, tail, full, drain, lo",
-            bits_each: 4 * iw + 3,
-            count: 1,
-            paper_bits: None,
-        },
+        row("PB entry: type", 3, n, Some(3 * n)),
+        row("PB entry: warp bitmask", w, n, Some(32 * n)),
+        row("PB entry: L1 line index", lw, n, Some(9 * n)),
+        // In the L1 tags, not in the unit: 0 bits here, the paper's 9 per line.
+        row("L1 hook: PB index + valid (in the L1 tags)", 0, l, Some(9 * l)),
+        row(
+            "per-warp ordering queue",
+            ORD_QUEUE * iw + 2,
+            w,
+            None,
+        ),
+        row("entry wait (valid + index)", 1 + iw, w, None),
+        row("ODM", w, 1, Some(32)),
+        row("epoch EDM and FSM masks", w, 2 * EPOCHS, Some(64)),
+        row(
+            "ACTR epochs: counters, total, cur/old/closed",
+            EPOCHS * a + a + 5,
+            1,
+            Some(8),
+        ),
+        row("invalidation masks and request", 1 + 2 * w, 1, None),
+        row("head, tail, full, drain, last_type", 3 * iw + 5, 1, None),
+        row(
+            "flush FIFO and count",
+            FLUSH_FIFO * (lw + w + 3) + 3,
+            1,
+            None,
+        ),
+        // r1, r2 (valid, op, warp, line, pbv, pbidx), rsp (valid, warp,
+        // kind, idx), ackq, doneq, drainq, ready, err.
+        row(
+            "request pipeline, response, input registers",
+            2 * (1 + 3 + 6 + lw + 1 + iw) + (1 + 6 + 2 + iw) + 5 + 1 + 1 + 1 + 2,
+            1,
+            None,
+        ),
     ]
 }
 
@@ -375,8 +401,21 @@ impl PbIn {
             ..PbIn::default()
         }
     }
-    pub fn with_ack(mut self, ack: bool) -> PbIn {
-        self.ack = ack;
+    /// The same inputs with an L1 hook for the request.
+    pub fn with_hook(mut self, pbidx: u32) -> PbIn {
+        self.req_pbv = true;
+        self.req_pbidx = pbidx;
+        self
+    }
+    /// The same inputs acknowledging `count` flushes of `epoch`.
+    pub fn with_ack(mut self, count: u8, epoch: u8) -> PbIn {
+        self.ack_count = count;
+        self.ack_epoch = epoch;
+        self
+    }
+    /// The same inputs with the flush FIFO's head taken (`flush_ready`).
+    pub fn with_flush_ready(mut self, ready: bool) -> PbIn {
+        self.flush_ready = ready;
         self
     }
 }
@@ -463,8 +502,10 @@ mod tests {
 
     #[test]
     fn storage_matches_spec_table() {
-        // docs/microarch.md §8: 18059 bits for the default parameters, paper 15976.
-        assert_eq!(storage_totals(&PbParams::default()), (18059, 15976));
+        // docs/microarch.md §8, default parameters.
+        // 11264 PB entry bits + 1553 of per-warp state, pointers and pipeline;
+        // the paper: 11264 + 4608 in the L1 + 104.
+        assert_eq!(storage_totals(&PbParams::default()), (12817, 15976));
     }
 
     #[test]

@@ -187,31 +187,42 @@ use Width::*;
 port_table! {
     inputs {
         rst: bool, Bits(1), "Synchronous reset (§7).";
-        req_valid: bool, Bits(1), "A warp request this cycle (at most one per cycle).";
+        req_valid: bool, Bits(1), "A warp request this cycle.";
         req_op: u8, Bits(3), "Opcode (`Op`): 0 store, 1 oFence, 2 dFence, 3/4 pAcq/pRel block, 5/6 pAcq/pRel device, 7 evict.";
         req_warp: u8, Bits(6), "Issuing warp (the warp causing an eviction).";
         req_line: u32, LineBits, "L1 line of a store or an eviction.";
-        ack: bool, Bits(1), "One persistence acknowledgement (a flushed line reached the persistence domain).";
+        req_pbv: bool, Bits(1), "L1 hook: the line's PB index has been written since the line was installed.";
+        req_pbidx: u32, IdxBits, "L1 hook: the PB index last returned for this line (kept in the L1 tags).";
+        flush_ready: bool, Bits(1), "The L1 write-back path takes the flush at the FIFO head this cycle.";
+        ack_count: u8, Bits(3), "Flushes of epoch `ack_epoch` acknowledged this cycle (0..7).";
+        ack_epoch: u8, Bits(2), "The epoch tag those flushes carried.";
+        inv_done: bool, Bits(1), "The L1 finished the invalidation requested by `inv_req` (one-cycle pulse).";
         drain_all: bool, Bits(1), "Kernel end: drain everything (level).";
     }
     outputs {
-        req_ready: bool, Bits(1), false, "The request was performed this cycle.";
-        req_wait: bool, Bits(1), false, "The request was refused and its warp now waits in EDM.";
-        flush_valid: bool, Bits(1), false, "A PM line is written back to the persistence domain this cycle.";
-        flush_line: u32, LineBits, false, "Its L1 line (0 when `flush_valid` is 0).";
-        flush_warps: u64, Warps, false, "The warp bitmask of its entry (0 when not valid).";
-        flush_evict: bool, Bits(1), false, "The flush is an eviction from the middle of the PB, not a head drain.";
-        inv_pm: bool, Bits(1), false, "Invalidate the clean PM lines of the L1.";
-        stall: u64, Warps, true, "Warps that must not issue: ODM | EDM.";
-        idle: bool, Bits(1), true, "PB empty and ACTR zero (kernel may complete).";
+        req_ready: bool, Bits(1), true, "A request presented this cycle is taken (1 except right after reset).";
+        rsp_valid: bool, Bits(1), true, "The result of a request taken three cycles earlier.";
+        rsp_warp: u8, Bits(6), true, "Its warp.";
+        rsp_kind: u8, Bits(2), true, "0 performed, 1 coalesced, 2 replay, 3 wait (`RspKind`).";
+        rsp_idx: u32, IdxBits, true, "PB index a performed or coalesced store wrote (the line's new L1 hook).";
+        flush_valid: bool, Bits(1), true, "The flush FIFO is not empty: a PM line is to be written back.";
+        flush_line: u32, LineBits, true, "Its L1 line (0 when `flush_valid` is 0).";
+        flush_warps: u64, Warps, true, "The warp bitmask of its entry (0 when not valid).";
+        flush_evict: bool, Bits(1), true, "The flush is an eviction from the middle of the PB, not a head drain.";
+        flush_epoch: u8, Bits(2), true, "The ACTR epoch the flush is counted in; its acknowledgement carries it back.";
+        inv_req: bool, Bits(1), true, "Invalidate the clean PM lines of the L1, then pulse `inv_done`.";
+        stall: u64, Warps, true, "Warps that must not issue: ODM, EDM or waiting for an invalidation.";
+        idle: bool, Bits(1), true, "PB empty, nothing outstanding, no invalidation pending (kernel may complete).";
+        error: u8, Bits(2), true, "Sticky protocol errors: bit 0 an ack beyond its epoch's count, bit 1 a request from a warp >= W.";
         obs_odm: u64, Warps, true, "ODM: warps delayed by ordering.";
-        obs_edm: u64, Warps, true, "EDM: warps delayed by eviction or coalescing conflicts.";
-        obs_fsm: u64, Warps, true, "FSM: warps whose flushed persists are unacknowledged.";
-        obs_actr: u32, ActrBits, true, "ACTR: flushed, unacknowledged persists.";
+        obs_edm: u64, Warps, true, "EDM: warps waiting for an entry to leave or an epoch to drain.";
+        obs_fsm: u64, Warps, true, "FSM: warps whose later persists are gated until an epoch drains.";
+        obs_actr: u32, ActrBits, true, "ACTR: flushes counted and not acknowledged, all epochs.";
         obs_head: u32, IdxBits, true, "PB head (oldest entry).";
         obs_tail: u32, IdxBits, true, "PB tail (next free slot).";
         obs_full: bool, Bits(1), true, "PB full.";
         obs_drain: bool, Bits(1), true, "A forced drain target is pending.";
+        obs_epoch: u8, Bits(2), true, "The current ACTR epoch.";
     }
 }
 
@@ -287,6 +298,7 @@ mod tests {
             rst: true,
             req_op: 5,
             req_line: 300,
+            ack_count: 7,
             drain_all: true,
             ..PbIn::default()
         };

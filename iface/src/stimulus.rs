@@ -2,7 +2,7 @@
 //! one random-number generator and one raw stimulus for every fuzz run,
 //! lockstep benchmark and speed example of the workspace.
 
-use crate::{Op, PbIn, PbParams};
+use crate::{Op, PbIn, PbOut, PbParams};
 
 /// A small seeded generator (SplitMix64): reproducible across platforms and
 /// versions, which a crate's generator need not be.
@@ -30,14 +30,31 @@ impl Rng {
     }
 }
 
-/// Raw per-cycle stimulus: any request in any cycle, random acks and drains.
-/// The spec defines the unit's behaviour for every input sequence (refusals,
-/// ignored acks), so this explores corners no front end would reach.
+/// Raw per-cycle stimulus: any request in any cycle, random flush
+/// back-pressure, acknowledgements, invalidation answers and drains. The
+/// spec defines the unit's behaviour for every input sequence (replays,
+/// dropped acks with an error), so this explores corners no front end
+/// would reach.
+///
+/// Closed loop: call [`RawStimulus::observe`] with each cycle's inputs and
+/// outputs, and the stimulus plays a sloppy L1: it remembers the hooks the
+/// responses return (so stores hit their entries and coalesce), acknowledges
+/// flushes it saw taken, in random order and bursts, and answers
+/// invalidations. Open loop (never observed), hooks and acks are random.
 #[derive(Clone, Debug)]
 pub struct RawStimulus {
     rng: Rng,
     warps: u32,
     lines: u32,
+    entries: u32,
+    /// Hook per line (valid, index), from observed responses.
+    hooks: Vec<(bool, u32)>,
+    /// Lines of taken requests awaiting their response (op, line).
+    inflight: std::collections::VecDeque<(u8, u32)>,
+    /// Unacknowledged taken flushes per epoch.
+    pending: [u32; 4],
+    observed: bool,
+    inv_seen: bool,
 }
 
 impl RawStimulus {
@@ -46,15 +63,56 @@ impl RawStimulus {
             rng: Rng::new(seed),
             warps: p.warps,
             lines: p.lines,
+            entries: p.entries,
+            hooks: vec![(false, 0); p.lines as usize],
+            inflight: Default::default(),
+            pending: [0; 4],
+            observed: false,
+            inv_seen: false,
         }
     }
 
     /// The next cycle's inputs.
     pub fn next_input(&mut self) -> PbIn {
         let r = &mut self.rng;
-        // Bias: phases with few acks fill the PB and saturate ACTR.
-        let ack_pct = if (r.next_u64() >> 60) < 3 { 5 } else { 45 };
+        // Bias: phases with few acks and a held FIFO fill the PB and saturate ACTR.
+        let slow = (r.next_u64() >> 60) < 3;
         let hot_lines = 8.min(self.lines as u64);
+        let req_line = if r.chance(60) {
+            r.below(hot_lines) as u32
+        } else {
+            r.below(self.lines as u64) as u32
+        };
+        let (pbv, pbidx) = if self.observed && r.chance(90) {
+            self.hooks[req_line as usize]
+        } else {
+            (r.chance(50), r.below(self.entries as u64) as u32)
+        };
+        let (ack_count, ack_epoch) = if self.observed {
+            let e = r.below(4) as usize;
+            let n = self.pending[e].min(r.below(4) as u32);
+            let bogus = r.below(3000) == 0;
+            if r.chance(if slow { 5 } else { 50 }) && n > 0 {
+                self.pending[e] -= n;
+                (n as u8, e as u8)
+            } else if bogus {
+                (1 + r.below(7) as u8, e as u8)
+            } else {
+                (0, 0)
+            }
+        } else if r.chance(if slow { 5 } else { 45 }) {
+            (1 + r.below(3) as u8, r.below(4) as u8)
+        } else {
+            (0, 0)
+        };
+        let inv_done = if self.observed {
+            self.inv_seen && r.chance(30)
+        } else {
+            r.chance(3)
+        };
+        if inv_done {
+            self.inv_seen = false;
+        }
         PbIn {
             rst: r.below(20_000) == 0,
             req_valid: r.chance(70),
@@ -63,27 +121,51 @@ impl RawStimulus {
                 50..=59 => Op::Evict as u8,
                 x => 1 + (x % 6) as u8,
             },
-            // Now and then a warp id beyond the unit's warps (refused).
-            req_warp: if r.below(200) == 0 {
+            // Now and then a warp id beyond the unit's warps (an error).
+            req_warp: if r.below(2000) == 0 {
                 r.below(64) as u8
             } else {
                 r.below(self.warps as u64) as u8
             },
-            req_line: if r.chance(60) {
-                r.below(hot_lines) as u32
-            } else {
-                r.below(self.lines as u64) as u32
-            },
-            ack: r.chance(ack_pct),
+            req_line,
+            req_pbv: pbv,
+            req_pbidx: pbidx,
+            flush_ready: r.chance(if slow { 20 } else { 80 }),
+            ack_count,
+            ack_epoch,
+            inv_done,
             drain_all: r.below(500) == 0,
         }
     }
-}
 
-impl Iterator for RawStimulus {
-    type Item = PbIn;
-    fn next(&mut self) -> Option<PbIn> {
-        Some(self.next_input())
+    /// Feeds back one cycle (its inputs and the unit's outputs).
+    pub fn observe(&mut self, inp: &PbIn, out: &PbOut) {
+        self.observed = true;
+        if inp.rst {
+            self.inflight.clear();
+            self.pending = [0; 4];
+            self.inv_seen = false;
+            return;
+        }
+        if out.rsp_valid {
+            if let Some((op, line)) = self.inflight.pop_front() {
+                if op == Op::Store as u8 && out.rsp_kind < 2 {
+                    self.hooks[line as usize] = (true, out.rsp_idx);
+                }
+            }
+        }
+        if inp.req_valid && out.req_ready {
+            self.inflight.push_back((inp.req_op, inp.req_line));
+        }
+        if out.flush_valid && inp.flush_ready {
+            self.pending[out.flush_epoch as usize & 3] += 1;
+        }
+        // A new invalidation request: inv_req seen high after it was answered.
+        if out.inv_req && !inp.inv_done {
+            self.inv_seen = true;
+        } else if !out.inv_req {
+            self.inv_seen = false;
+        }
     }
 }
 
@@ -100,7 +182,7 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert!(a.iter().any(|i| i.req_valid && i.req_op == Op::Evict as u8));
-        assert!(a.iter().any(|i| i.ack));
+        assert!(a.iter().any(|i| i.ack_count > 0));
         assert!(a.iter().all(|i| i.req_line < p.lines));
     }
 }
