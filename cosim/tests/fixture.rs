@@ -35,39 +35,49 @@ fn steps_like_the_fixture_model() {
     assert_eq!(rtl.name(), "verilator");
     assert_eq!(rtl.params(), &p);
 
-    // Outputs of a cycle are the state before its edge plus this cycle's inputs.
-    let o = rtl.step(&PbIn::reset());
-    assert!(
-        !o.req_ready && !o.flush_valid && !o.inv_pm,
-        "rst masks decisions"
-    );
+    // Outputs of a cycle are the registers at its start.
+    rtl.step(&PbIn::reset());
     let o = rtl.step(&PbIn::req(Op::Store, 5, 300));
+    assert!(!o.req_ready, "not ready in the cycle after reset");
+    assert!(o.idle && !o.rsp_valid);
+    let o = rtl.step(&PbIn::req(Op::Store, 5, 300).with_hook(17));
     assert_eq!(
         (o.req_ready, o.obs_head, o.obs_tail, o.stall),
-        (true, 0, 0, 0)
+        (true, 1, 0, 0)
     );
-    assert!(o.idle);
-    let o = rtl.step(&PbIn::req(Op::Evict, 7, 12).with_ack(true));
-    assert!(!o.req_ready && o.req_wait);
-    assert_eq!((o.obs_head, o.obs_tail, o.stall), (1, 1, 1 << 5));
+    let o = rtl.step(&PbIn::req(Op::Evict, 7, 12).with_ack(3, 2));
     assert_eq!(
-        (o.flush_valid, o.flush_line, o.flush_warps),
-        (true, 12, 1 << 5)
+        (o.rsp_valid, o.rsp_warp, o.rsp_kind, o.rsp_idx),
+        (true, 5, 0, 17)
     );
-    assert!(o.flush_evict && !o.idle);
+    assert_eq!((o.obs_head, o.obs_tail, o.stall), (2, 1, 1 << 5));
     assert_eq!(o.obs_edm, 300);
     let o = rtl.step(&PbIn::idle());
-    assert_eq!((o.obs_head, o.obs_actr, o.flush_line), (2, 1, 0));
-    // Reset clears the registers at the edge.
+    assert_eq!((o.rsp_warp, o.rsp_kind, o.rsp_idx), (7, 3, 1));
+    assert_eq!(
+        (
+            o.flush_valid,
+            o.flush_line,
+            o.flush_warps,
+            o.flush_evict,
+            o.flush_epoch
+        ),
+        (true, 12, 1 << 5, true, 2)
+    );
+    assert_eq!((o.obs_actr, o.obs_epoch), (3, 3));
+    // The flush stays until taken.
+    let o = rtl.step(&PbIn::idle().with_flush_ready(true));
+    assert!(o.flush_valid);
     let o = rtl.step(&PbIn::reset());
-    assert_eq!(o.obs_head, 3);
+    assert!(!o.flush_valid);
+    assert_eq!(o.obs_head, 5);
     let o = rtl.step(&PbIn::idle());
     assert_eq!(
         (o.obs_head, o.obs_tail, o.obs_odm, o.obs_actr),
         (0, 0, 0, 0)
     );
     assert!(o.idle);
-    assert_eq!(rtl.cycles(), 6);
+    assert_eq!(rtl.cycles(), 8);
 
     lockstep(&mut rtl, 5000, 1);
 }
@@ -81,9 +91,11 @@ fn widest_ports_carry_64_bit_masks() {
     };
     let mut rtl = build(&p, &opts);
     rtl.step(&PbIn::reset());
+    rtl.step(&PbIn::idle());
     rtl.step(&PbIn::req(Op::Store, 63, 1023));
     rtl.step(&PbIn::req(Op::Store, 0, 1));
-    let o = rtl.step(&PbIn::idle().with_ack(true));
+    rtl.step(&PbIn::idle().with_ack(1, 3));
+    let o = rtl.step(&PbIn::idle());
     assert_eq!(o.flush_warps, (1 << 63) | 1);
     assert_eq!(o.obs_fsm, !((1u64 << 63) | 1));
     assert_eq!(o.obs_edm, 1);
@@ -141,7 +153,7 @@ fn traced_model_writes_a_vcd_with_the_port_names() {
     let mut t = Traced::new(Box::new(rtl), vcd.clone(), 1, status.clone());
     t.step(&PbIn::reset()); // cycle 0, before the waveform starts
     for k in 0..20u32 {
-        t.step(&PbIn::req(Op::Store, (k % 32) as u8, k * 7).with_ack(k % 3 == 0));
+        t.step(&PbIn::req(Op::Store, (k % 32) as u8, k * 7).with_ack((k % 3) as u8, 1));
     }
     drop(t);
     assert!(status.borrow().is_none(), "{:?}", status.borrow());
@@ -279,8 +291,8 @@ fn verilator_errors_are_reported_with_its_own_lines() {
     let cache = tempfile::tempdir().unwrap();
     let bad = cache.path().join("broken.v");
     let text = std::fs::read_to_string(fixture()).unwrap().replace(
-        "assign idle = cycles == {IW{1'b0}};",
-        "assign idle = cycles == ;",
+        "assign idle = obs_head == {IW{1'b0}};",
+        "assign idle = obs_head == ;",
     );
     std::fs::write(&bad, text).unwrap();
     let opts = BuildOpts {

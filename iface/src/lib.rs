@@ -338,13 +338,13 @@ pub fn storage_table(p: &PbParams) -> Vec<StorageRow> {
         row("PB entry: warp bitmask", w, n, Some(32 * n)),
         row("PB entry: L1 line index", lw, n, Some(9 * n)),
         // In the L1 tags, not in the unit: 0 bits here, the paper's 9 per line.
-        row("L1 hook: PB index + valid (in the L1 tags)", 0, l, Some(9 * l)),
         row(
-            "per-warp ordering queue",
-            ORD_QUEUE * iw + 2,
-            w,
-            None,
+            "L1 hook: PB index + valid (in the L1 tags)",
+            0,
+            l,
+            Some(9 * l),
         ),
+        row("per-warp ordering queue", ORD_QUEUE * iw + 2, w, None),
         row("entry wait (valid + index)", 1 + iw, w, None),
         row("ODM", w, 1, Some(32)),
         row("epoch EDM and FSM masks", w, 2 * EPOCHS, Some(64)),

@@ -52,13 +52,18 @@ impl fmt::Display for Mismatch {
         for (c, i, _, _) in self.recent.iter().rev().take(8).rev() {
             writeln!(
                 f,
-                "    cycle {c:>8}: rst={} req_valid={} op={} warp={} line={} ack={} drain_all={}",
+                "    cycle {c:>8}: rst={} req_valid={} op={} warp={} line={} pbv={} pbidx={} flush_ready={} ack={}@{} inv_done={} drain_all={}",
                 i.rst as u8,
                 i.req_valid as u8,
                 i.req_op,
                 i.req_warp,
                 i.req_line,
-                i.ack as u8,
+                i.req_pbv as u8,
+                i.req_pbidx,
+                i.flush_ready as u8,
+                i.ack_count,
+                i.ack_epoch,
+                i.inv_done as u8,
                 i.drain_all as u8
             )?;
         }

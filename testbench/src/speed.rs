@@ -73,9 +73,24 @@ fn step_model(m: &mut PbModel, inputs: &[PbIn], cycles: u64) -> u64 {
     let ring = inputs.len() - 1;
     let mut flushes = 0u64;
     for c in 0..cycles {
-        flushes += m.step(&inputs[c as usize & ring]).flush_valid as u64;
+        let i = &inputs[c as usize & ring];
+        flushes += (m.step(i).flush_valid && i.flush_ready) as u64;
     }
     flushes
+}
+
+/// `n` cycles of closed-loop raw stimulus, recorded against the model.
+pub fn raw_ring(p: &PbParams, n: usize) -> Result<Vec<PbIn>> {
+    let mut m = PbModel::new(p)?;
+    let mut stim = RawStimulus::new(p, 7);
+    Ok((0..n)
+        .map(|_| {
+            let i = stim.next_input();
+            let o = m.step(&i);
+            stim.observe(&i, &o);
+            i
+        })
+        .collect())
 }
 
 /// Times the model alone for `cycles` cycles on a replayed ring of `which`.
@@ -85,8 +100,9 @@ pub fn time_model(p: &PbParams, which: Stimulus, cycles: u64) -> Result<ModelTim
         Stimulus::Workload => {
             workload_stimulus(p, 7, cycles.next_power_of_two().clamp(1 << 12, 1 << 18))?
         }
-        // A ring small enough to stay in cache.
-        Stimulus::Raw => RawStimulus::new(p, 7).take(1 << 16).collect(),
+        // A ring small enough to stay in cache, recorded from a closed-loop
+        // run (the stimulus learns hooks and acks from the model's outputs).
+        Stimulus::Raw => raw_ring(p, 1 << 16)?,
     };
     let mut m = PbModel::new(p)?;
     let t = Instant::now();

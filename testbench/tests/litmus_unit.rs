@@ -1,11 +1,16 @@
-//! Directed one-SM litmus scenarios 1-6 and 9-11 (numbered as the traces in
-//! `testbench/litmus/`),
-//! asserted cycle by cycle against `docs/microarch.md`. Every scenario runs on
-//! the reference model and on the RTL through rust-hdl's own simulator; the
-//! expected cycles below were derived by hand from the spec's §4 equations.
+//! Directed scenarios of `docs/microarch.md` (v2) asserted cycle by cycle:
+//! request/response timing, the same-line-after-oFence litmus (1), coalescing,
+//! the per-warp eviction rule, epoch-bounded dFence waits, the flush FIFO's
+//! back-pressure and busy lines, the per-warp ordering queue, sticky
+//! protocol errors and reset. Every scenario runs on the reference model and
+//! on the RTL through rust-hdl's own simulator; the expected cycles were
+//! derived by hand from the spec's §4 rules (request taken at c, decided at
+//! c+2, response at c+3; a flush enters the FIFO at the end of its decision
+//! cycle and is taken the cycle after; an ack presented at a changes the
+//! counters at the end of a+1).
 
 use sbrp_iface::driver::Driver;
-use sbrp_iface::{FlushPolicy, Op, PbParams};
+use sbrp_iface::{FlushPolicy, Op, PbIn, PbParams, RspKind};
 use sbrp_testbench::{directed_engines, make_unit, Engine};
 
 fn small(policy: FlushPolicy) -> PbParams {
@@ -19,258 +24,295 @@ fn small(policy: FlushPolicy) -> PbParams {
     }
 }
 
+/// Reset, then one idle cycle (`req_ready` is 0 after a reset): cycle 2 next.
 fn bench(which: Engine, p: PbParams) -> Driver {
     let mut b = Driver::new(make_unit(which, &p).unwrap());
     b.reset();
+    b.idle();
     b
 }
 
-/// Warp 3 stores lines 8..13; with window 6 and no acks they all flush and
-/// the window is then full: later persists stay in the PB. Ends at cycle 8,
-/// PB empty, head = tail = 6, ACTR = 6.
+/// Warp 3 stores lines 8..13 from cycle 2; they flush at 5..10 (taken 6..11)
+/// and fill the window: ACTR = 6 from cycle 11, later persists stay.
 fn fill_window(b: &mut Driver) {
+    assert_eq!(b.now(), 2);
     for l in 8..14 {
-        assert!(b.store(3, l).req_ready);
+        b.store(3, l);
     }
-    b.idle();
-    let o = b.idle();
-    assert_eq!((o.obs_actr, o.obs_head, o.obs_tail), (6, 6, 6));
-    assert_eq!(b.now(), 9);
+    assert_eq!(b.now(), 8);
 }
 
-fn range(a: usize, b: usize) -> Vec<usize> {
-    (a..=b).collect()
+#[test]
+fn timing_of_one_store() {
+    for which in directed_engines() {
+        let mut b = bench(which, small(FlushPolicy::Window));
+        let c = b.now();
+        b.store(1, 3);
+        b.idle_n(8);
+        let r = b.responses[0];
+        assert_eq!((r.cycle, r.kind, r.idx), (c + 3, RspKind::Performed, 0));
+        let f = b.flushes()[0];
+        assert_eq!(
+            (f.cycle, f.line, f.warps, f.evict, f.epoch),
+            (c + 4, 3, 2, false, 0)
+        );
+        assert_eq!(b.at(c + 4).obs_actr, 1);
+    }
+
+    /// Warp 3 stores lines 8..13 from cycle 2; they flush at 5..10 (taken 6..11)
+    /// and fill the window: ACTR = 6 from cycle 11, later persists stay.
+    fn fill_window(b: &mut Driver) {
+        assert_eq!(b.now(), 2);
+        for l in 8..14 {
+            b.store(3, l);
+        }
+        assert_eq!(b.now(), 8);
+    }
 }
 
 #[test]
 fn litmus1_same_line_after_ofence() {
     for which in directed_engines() {
         let mut b = bench(which, small(FlushPolicy::Window));
-        fill_window(&mut b); // cycles 0..=8
-        assert!(b.store(0, 1).req_ready); // 9: pX = a -> entry 6
-        assert!(b.store(0, 2).req_ready); // 10: pY = b -> entry 7
-        assert!(b.req(Op::OFence, 0, 0).req_ready); // 11: oFence -> entry 8
-        let o = b.store(0, 1); // 12: pX = c hits entry 6, older than W0's oFence
-        assert!(!o.req_ready && o.req_wait, "{which:?}: pX=c must wait");
-        let o = b.idle(); // 13: forced drain of entry 6 ignores the full window
-        assert!(o.stall & 1 == 1 && o.obs_drain);
-        assert_eq!((o.flush_valid, o.flush_line), (true, 1));
-        b.idle(); // 14: hold: nothing flushes while W0 waits for ACTR = 0
-        b.acks(7); // 15..=21: ACTR 7 -> 0
-        b.idle(); // 22: EDM clears at this edge
-        assert_eq!(b.stalled_cycles(0), range(13, 22), "{which:?}");
-        assert!(b.flushes().iter().all(|f| f.cycle < 14 || f.cycle > 22));
-        assert!(b.store(0, 1).req_ready); // 23: retry allocates a new entry 9
-        let o = b.at(23);
-        assert_eq!((o.flush_valid, o.flush_line), (true, 2)); // pY drains
-        b.idle(); // 24: oFence retires, FSM = {W0}
-        let o = b.idle(); // 25: pX = c gated by FSM while pY is unacked
-        assert_eq!(o.obs_fsm, 1);
-        assert!(!o.flush_valid);
-        b.ack(); // 26: pY durable
-        let o = b.idle(); // 27: ACTR 0: FSM void, pX = c flushes
-        assert_eq!((o.flush_valid, o.flush_line, o.obs_actr), (true, 1, 0));
-        assert_eq!(
-            b.flushed_lines(),
-            vec![8, 9, 10, 11, 12, 13, 1, 2, 1],
-            "{which:?}"
-        );
-        // Forbidden: pX = c durable while pY = b is not.
+        fill_window(&mut b);
+        b.store(0, 1); // 8: pX = a, decided 10 -> entry 6
+        b.store(0, 2); // 9: pY = b -> entry 7
+        b.req(Op::OFence, 0, 0); // 10: -> entry 8
+        b.idle(); // 11: the response for pX = a arrives (hook 6)
+        b.store(0, 1); // 12: pX = c, decided 14: older than W0's oFence -> wait
+        b.idle_n(3); // 13..15
+        assert_eq!(b.responses[9].kind, RspKind::Wait);
+        assert_eq!(b.responses[9].cycle, 15);
+        // 15: forced drain of entry 6; the entry leaves, EDM clears at this edge.
+        assert_eq!(b.stalled_cycles(0), vec![15]);
+        b.store(0, 1); // 16: retry, decided 18: entry 6 gone -> new entry 9
+        b.idle_n(3); // 17..19
+        let r = b.responses[10];
+        assert_eq!((r.cycle, r.kind, r.idx), (19, RspKind::Performed, 9));
+        b.acks(8); // 20..27: the first seven flushes and pY (taken at 24)
+        b.idle_n(6); // 28..33
+        assert_eq!(b.flushed_lines(), vec![8, 9, 10, 11, 12, 13, 1, 2, 1]);
+        let fl = b.flushes();
+        // Acks at 20 and 21 take effect at the ends of 21 and 22: ACTR 5 at 23.
+        assert_eq!(fl[7].cycle, 24, "pY flushes once the window has room");
         let dur = b.durable_cycles();
-        assert!(dur[8].is_none() && dur[7] == Some(26));
+        assert_eq!(dur[7], Some(27));
+        // 24: the oFence retires: FSM {W0} on epoch 0, epoch 1 opens.
+        assert_eq!((b.at(25).obs_fsm, b.at(25).obs_epoch), (1, 1));
+        // pX = c is gated until epoch 0 (which holds pY) drains: ack at 27,
+        // counter 0 at the end of 28, released at the end of 29, flushed at 30.
+        assert_eq!(b.at(30).obs_fsm, 0);
+        assert_eq!(fl[8].cycle, 31);
     }
 }
 
 #[test]
-fn litmus2_coalescing() {
-    for which in directed_engines() {
-        let mut b = bench(which, small(FlushPolicy::Lazy));
-        assert!(b.store(0, 1).req_ready);
-        assert!(b.store(0, 1).req_ready); // same warp, same line: coalesces
-        assert!(b.store(1, 1).req_ready); // another warp: the bitmask grows
-        let o = b.idle();
-        assert_eq!((o.obs_head, o.obs_tail), (0, 1), "{which:?}: one entry");
-        for _ in 0..3 {
-            b.cycle(sbrp_iface::PbIn {
-                drain_all: true,
-                ..Default::default()
-            });
-        }
-        let f = b.flushes();
-        assert_eq!(f.len(), 1, "{which:?}: one flush");
-        assert_eq!((f[0].line, f[0].warps, f[0].evict), (1, 0b11, false));
-    }
-}
-
-#[test]
-fn litmus3_ofence_coalescing() {
+fn eviction_per_warp_rule() {
     for which in directed_engines() {
         let mut b = bench(which, small(FlushPolicy::Window));
         fill_window(&mut b);
-        b.store(0, 1); // 9: entry 6 (stays: window full)
-        b.req(Op::OFence, 0, 0); // 10: entry 7
-        b.req(Op::OFence, 1, 0); // 11: coalesces into entry 7
-        let o = b.idle();
-        assert_eq!(o.count(&b.params()), 2, "{which:?}");
-        b.store(2, 2); // 13: entry 8
-        b.req(Op::OFence, 2, 0); // 14: entry 9
-        b.store(3, 3); // 15: entry 10, between the fences
-        b.req(Op::OFence, 3, 0); // 16: entry 11, no coalescing across a persist
-        let o = b.idle();
-        assert_eq!(o.count(&b.params()), 6, "{which:?}");
-        // Drain everything and check the FSM built by the coalesced entry.
-        b.acks(6);
+        b.store(3, 2); // 8: A, entry 6, held by the full window
+        b.req(Op::OFence, 1, 0); // 9: B, entry 7 (W1's fence)
+        b.store(0, 5); // 10: C, entry 8 (W0, no fence)
+        b.idle_n(3); // 11..13
+        b.req(Op::Evict, 2, 5); // 14: behind W1's fence only: proceeds
+        b.req(Op::OFence, 0, 0); // 15: D, entry 9 (W0's fence)
+        b.store(0, 6); // 16: E, entry 10, behind W0's own fence
+        b.idle_n(3); // 17..19
+        b.req(Op::Evict, 2, 6); // 20: refused, W2 waits for entry 10 to leave
+        b.idle_n(7); // 21..27
+        b.acks(8); // 28..35
+        b.idle_n(5); // 36..40
+        let ev: Vec<_> = b.responses.iter().filter(|r| r.op == Op::Evict).collect();
+        assert_eq!((ev[0].cycle, ev[0].kind), (17, RspKind::Performed));
+        assert_eq!((ev[1].cycle, ev[1].kind), (23, RspKind::Wait));
+        let fl = b.flushes();
+        assert_eq!(
+            (fl[6].cycle, fl[6].line, fl[6].warps, fl[6].evict),
+            (17, 5, 1, true)
+        );
+        assert_eq!((fl[7].cycle, fl[7].line), (24, 2)); // forced drain from 23
+        assert_eq!((fl[8].cycle, fl[8].line, fl[8].evict), (39, 6, false));
+        assert_eq!(b.stalled_cycles(2), (23..=38).collect::<Vec<_>>());
+        assert!(b.stalled_cycles(0).is_empty());
+    }
+}
+
+#[test]
+fn dfence_wait_is_bounded_by_its_own_epoch() {
+    for which in directed_engines() {
+        let mut b = bench(which, small(FlushPolicy::Window));
+        b.store(1, 1); // 2: entry 0, flushed 5 (epoch 0), taken 6
+        b.req(Op::DFence, 1, 0); // 3: entry 1; retires 6: epoch 0 closes
+        b.store(2, 2); // 4..6: W2's stores flush into epoch 1, never acknowledged
+        b.store(2, 3);
+        b.store(2, 4);
+        b.idle_n(5); // 7..11
+        b.cycle(PbIn::idle().with_ack(1, 0).with_flush_ready(true)); // 12
+        b.cycle(PbIn {
+            inv_done: true,
+            ..PbIn::idle()
+        }); // 13
+        b.idle_n(4); // 14..17
+        let ep: Vec<u8> = b.flushes().iter().map(|f| f.epoch).collect();
+        assert_eq!(ep, vec![0, 1, 1, 1]);
+        assert!(b.at(7).inv_req);
+        assert!(!b.at(15).inv_req);
+        // ODM from 6, then EDM on epoch 0 and the invalidation; the ack of
+        // epoch 0 at 12 releases it at the end of 14 although epoch 1 is busy.
+        assert_eq!(b.stalled_cycles(1), (6..=14).collect::<Vec<_>>());
+        assert_eq!(b.at(15).obs_actr, 3);
+    }
+}
+
+#[test]
+fn protocol_errors_are_sticky() {
+    for which in directed_engines() {
+        let mut b = bench(
+            which,
+            PbParams {
+                warps: 4,
+                ..small(FlushPolicy::Window)
+            },
+        );
+        b.cycle(PbIn::idle().with_ack(2, 1)); // 2: nothing outstanding in epoch 1
+        b.req(Op::Store, 9, 3); // 3: warp 9 of 4
+        b.idle_n(4);
+        assert_eq!(b.at(3).error, 0);
+        assert_eq!(b.at(4).error, 1);
+        assert_eq!(b.responses[0].kind, RspKind::Replay);
+        assert_eq!(b.at(6).error, 3);
+        assert_eq!(b.at(6).obs_actr, 0);
+        b.reset();
+        assert_eq!(b.idle().error, 0);
+    }
+}
+
+#[test]
+fn flush_fifo_back_pressure() {
+    for which in directed_engines() {
+        let mut b = bench(
+            which,
+            PbParams {
+                policy: FlushPolicy::Eager,
+                ..small(FlushPolicy::Eager)
+            },
+        );
+        b.flush_ready = false;
+        for l in 0..6 {
+            b.store(0, l); // 2..7 -> entries 0..5, flushed 5.. while the FIFO has room
+        }
+        b.idle_n(6); // 8..13
+        let o = b.at(13);
+        assert_eq!(
+            (o.flush_valid, o.flush_line, o.obs_actr, o.obs_head),
+            (true, 0, 4, 4)
+        );
+        assert!(b.flushes().is_empty());
+        b.flush_ready = true;
+        b.idle_n(8); // 14..21
+        let fl: Vec<(usize, u32)> = b.flushes().iter().map(|f| (f.cycle, f.line)).collect();
+        assert_eq!(
+            fl,
+            vec![(14, 0), (15, 1), (16, 2), (17, 3), (18, 4), (19, 5)]
+        );
+    }
+}
+
+#[test]
+fn ordering_queue_holds_two_fences_per_warp() {
+    for which in directed_engines() {
+        let mut b = bench(which, small(FlushPolicy::Window));
+        fill_window(&mut b);
+        b.store(3, 2); // 8: entry 6 holds the head (window full)
+        b.req(Op::OFence, 0, 0); // 9: entry 7, W0's first live fence
+        b.store(0, 3); // 10: entry 8
+        b.req(Op::OFence, 0, 0); // 11: entry 9, W0's second
+        b.req(Op::OFence, 0, 0); // 12: coalesces into entry 9, which names W0
+        b.store(0, 4); // 13: entry 10
+        b.req(Op::OFence, 0, 0); // 14: a third live fence of W0: replay
+        b.req(Op::OFence, 1, 0); // 15: W1's first: entry 11
+        b.req(Op::OFence, 0, 0); // 16: would coalesce into entry 11: still a third: replay
+        b.idle_n(4);
+        let kinds: Vec<(usize, u8, RspKind)> = b
+            .responses
+            .iter()
+            .skip(6)
+            .map(|r| (r.cycle, r.warp, r.kind))
+            .collect();
+        use RspKind::*;
+        assert_eq!(
+            kinds,
+            vec![
+                (11, 3, Performed),
+                (12, 0, Performed),
+                (13, 0, Performed),
+                (14, 0, Performed),
+                (15, 0, Coalesced),
+                (16, 0, Performed),
+                (17, 0, Replay),
+                (18, 1, Performed),
+                (19, 0, Replay),
+            ]
+        );
+        assert_eq!(b.at(20).obs_tail, 12);
+    }
+}
+
+#[test]
+fn coalescing_sets_bits_in_one_entry() {
+    for which in directed_engines() {
+        let mut b = bench(which, small(FlushPolicy::Window));
+        fill_window(&mut b);
+        b.store(0, 1); // 8: entry 6; the hook arrives at 11
+        b.idle_n(3); // 9..11
+        b.store(2, 1); // 12: coalesces into entry 6
+        b.idle_n(3); // 13..15
+        b.store(0, 1); // 16: and again (W0's bit is already set)
+        b.idle_n(3); // 17..19
+        b.acks(2); // 20, 21: the first makes ACTR 5 at 22: the entry flushes, taken at 23
         b.idle_n(3);
-        let fsm_seen = b.hist.iter().map(|(_, o)| o.obs_fsm).fold(0, |a, f| a | f);
-        assert_eq!(fsm_seen & 0b11, 0b11, "{which:?}: both warps of entry 7");
-    }
-}
-
-#[test]
-fn litmus4_no_false_ordering_across_warps() {
-    for which in directed_engines() {
-        let mut b = bench(which, small(FlushPolicy::Window));
-        b.store(0, 1); // 1: pX (W0) -> entry 0
-        b.req(Op::OFence, 1, 0); // 2: W1 oFence; pX flushes
-        b.store(1, 2); // 3: W1 pY; the oFence retires, FSM = {W1}
-        let o = b.store(0, 3); // 4: W0 keeps going; pY gated by FSM
-        assert!(o.req_ready && !o.flush_valid && o.obs_fsm == 0b10);
-        b.ack(); // 5: pX durable
-        let o = b.idle(); // 6: pY flushes (one ACTR: it waited for pX's ack)
-        assert_eq!((o.flush_valid, o.flush_line), (true, 2), "{which:?}");
-        b.idle_n(2);
-        assert!(b.stalled_cycles(0).is_empty(), "{which:?}: W0 never stalls");
-        assert_eq!(b.flushed_lines(), vec![1, 2, 3]);
-    }
-}
-
-#[test]
-fn litmus5_fsm_isolation() {
-    for which in directed_engines() {
-        let mut b = bench(which, small(FlushPolicy::Window));
-        b.store(1, 1); // 1: W1 pA
-        b.req(Op::OFence, 1, 0); // 2: W1 oFence; pA flushes
-        b.store(0, 2); // 3: W0 pB; oFence retires: FSM = {W1}
-        let o = b.idle(); // 4: pB's warps do not meet FSM: it flushes at once
+        let r: Vec<(usize, RspKind, u32)> = b
+            .responses
+            .iter()
+            .skip(6)
+            .map(|r| (r.cycle, r.kind, r.idx))
+            .collect();
+        use RspKind::*;
         assert_eq!(
-            (o.flush_valid, o.flush_line, o.obs_fsm, o.obs_actr),
-            (true, 2, 0b10, 1),
-            "{which:?}"
+            r,
+            vec![(11, Performed, 6), (15, Coalesced, 6), (19, Coalesced, 6)]
         );
+        let f = b.flushes()[6];
+        assert_eq!((f.cycle, f.line, f.warps), (23, 1, 0b101));
+        assert_eq!(b.flushes().len(), 7);
     }
 }
 
 #[test]
-fn litmus6_block_release_acquire() {
+fn a_line_in_the_flush_fifo_is_busy() {
     for which in directed_engines() {
-        let mut b = bench(which, small(FlushPolicy::Window));
-        b.store(0, 1); // 1: W0 pX
-        b.req(Op::RelBlock, 0, 0); // 2: pRel_block; pX flushes
-        b.req(Op::AcqBlock, 1, 0); // 3: W1 pAcq_block (flag seen); release retires
-        b.store(1, 2); // 4: W1 pY; acquire retires: FSM = {W0, W1}
-        let o = b.idle(); // 5: pY gated until pX is durable
-        assert!(!o.flush_valid && o.obs_fsm == 0b11, "{which:?}");
-        b.ack(); // 6
-        let o = b.idle(); // 7
-        assert_eq!((o.flush_valid, o.flush_line), (true, 2), "{which:?}");
-        assert!(b.stalled_cycles(0).is_empty() && b.stalled_cycles(1).is_empty());
-        let dur = b.durable_cycles();
-        assert!(
-            dur[1].is_none() && dur[0] == Some(6),
-            "pY not durable before pX"
-        );
-
-        // Variant: after the acquire, W1 stores to a line whose entry is older
-        // than the release: it must not coalesce.
-        let mut b = bench(which, small(FlushPolicy::Window));
-        fill_window(&mut b);
-        b.store(0, 1); // 9: entry 6
-        b.req(Op::RelBlock, 0, 0); // 10: entry 7
-        b.req(Op::AcqBlock, 1, 0); // 11: entry 8
-        let o = b.store(1, 1); // 12: entry 6 is older than W1's acquire
-        assert!(!o.req_ready && o.req_wait, "{which:?}");
-        assert_eq!(b.idle().stall, 0b10);
-    }
-}
-
-#[test]
-fn litmus9_dfence() {
-    for which in directed_engines() {
-        let mut b = bench(which, small(FlushPolicy::Window));
-        b.store(0, 1); // 1: pA
-        b.store(0, 2); // 2: pB; pA flushes
-        assert!(b.req(Op::DFence, 0, 0).req_ready); // 3: dFence; pB flushes
-        let o = b.store(1, 3); // 4: W1 runs; dFence retires: ODM -> EDM, inv_pm
-        assert!(o.req_ready && o.inv_pm && o.stall == 1 && o.obs_odm == 1);
-        let o = b.store(1, 4); // 5: W1 runs; hold: nothing flushes
-        assert!(o.req_ready && !o.flush_valid && o.obs_edm == 1 && o.obs_odm == 0);
-        b.ack(); // 6
-        b.ack(); // 7: A and B durable, ACTR 0 after this edge
-        b.idle(); // 8: EDM clears at this edge
-        let o = b.idle(); // 9: W0 resumes; the drain goes on
-        assert_eq!(o.stall, 0, "{which:?}");
-        assert_eq!((o.flush_valid, o.flush_line), (true, 3));
-        assert_eq!(b.stalled_cycles(0), range(4, 8), "{which:?}");
-        assert!(b.stalled_cycles(1).is_empty());
-        assert!(b.flushes().iter().all(|f| f.cycle < 5 || f.cycle > 8));
-    }
-}
-
-#[test]
-fn litmus10_eviction_behind_ordering_entry() {
-    for which in directed_engines() {
-        let mut b = bench(which, small(FlushPolicy::Window));
-        fill_window(&mut b);
-        b.store(0, 1); // 9: pX, entry 6
-        b.req(Op::OFence, 0, 0); // 10: entry 7
-        b.store(0, 2); // 11: pY, entry 8
-                       // 12: evicting pX (no older ordering entry) proceeds at once.
-        let o = b.req(Op::Evict, 2, 1);
-        assert!(o.req_ready && o.flush_valid && o.flush_evict && o.flush_line == 1);
-        // 13: evicting pY (behind the oFence): the evicting warp waits, drain starts.
-        let o = b.req(Op::Evict, 1, 2);
-        assert!(!o.req_ready && o.req_wait, "{which:?}");
-        b.idle(); // 14: the hole left by pX pops
-        b.idle(); // 15: the oFence retires: FSM = {W0}
-        let o = b.idle(); // 16: pY is gated by FSM
-        assert!(!o.flush_valid && o.obs_fsm == 1 && o.obs_drain);
-        b.acks(7); // 17..=23: ACTR 7 -> 0
-        let o = b.idle(); // 24: pY flushes (forced), the drain target leaves
+        let mut b = bench(which, small(FlushPolicy::Eager));
+        b.flush_ready = false;
+        b.store(0, 1); // 2: entry 0, flushed 5, held in the FIFO
+        b.idle_n(3); // 3..5
+        b.store(0, 1); // 6: decided 8: the line's data is yet to be read: replay
+        b.idle_n(2); // 7, 8
+        b.flush_ready = true;
+        b.idle(); // 9: the flush is taken
+        b.store(0, 1); // 10: entry 0 left: a new entry 1
+        b.idle_n(4);
+        let r: Vec<(usize, RspKind, u32)> = b
+            .responses
+            .iter()
+            .map(|r| (r.cycle, r.kind, r.idx))
+            .collect();
+        use RspKind::*;
         assert_eq!(
-            (o.flush_valid, o.flush_line, o.flush_evict),
-            (true, 2, false)
+            r,
+            vec![(5, Performed, 0), (9, Replay, 0), (13, Performed, 1)]
         );
-        b.ack(); // 25: hold; ACTR 1 -> 0
-        b.idle(); // 26: EDM clears
-        let o = b.req(Op::Evict, 1, 2); // 27: retry: pY is no longer buffered
-        assert!(o.req_ready && !o.flush_valid, "{which:?}");
-        assert_eq!(b.stalled_cycles(1), range(14, 26), "{which:?}");
-    }
-}
-
-#[test]
-fn litmus11_window_and_back_pressure() {
-    for which in directed_engines() {
-        let p = PbParams {
-            lines: 32,
-            ..small(FlushPolicy::Window)
-        };
-        let mut b = bench(which, p);
-        // 22 independent persists with no acks: 6 flush, then 16 fill the PB.
-        for i in 0..22u32 {
-            assert!(b.store(0, i % 22).req_ready, "{which:?} store {i}");
-        }
-        assert_eq!(b.flushes().len(), 6);
-        assert!(b.hist.iter().all(|(_, o)| o.obs_actr <= 6));
-        // 23: full. The allocating store is refused without a wait, and the
-        // full PB forces the head to flush beyond the window.
-        let o = b.store(1, 30);
-        assert!(o.obs_full && o.obs_actr == 6, "{which:?}");
-        assert!(!o.req_ready && !o.req_wait && o.flush_valid, "{which:?}");
-        assert_eq!(o.flush_line, 6);
-        let o = b.store(1, 30); // 24: room again
-        assert!(o.req_ready && o.obs_actr == 7, "{which:?}");
-        assert_eq!(b.stalled_cycles(1), Vec::<usize>::new());
+        assert_eq!(b.flushes()[0].cycle, 9);
     }
 }
 
@@ -281,9 +323,10 @@ fn reset_clears_every_register() {
         b.store(0, 1);
         b.req(Op::DFence, 0, 0);
         b.req(Op::OFence, 1, 0);
+        b.cycle(PbIn::idle().with_ack(3, 2));
         b.idle_n(3);
         let o = b.idle();
-        assert!(o.obs_actr > 0 && o.stall != 0);
+        assert!(o.obs_actr > 0 && o.stall != 0 && o.error != 0 && o.inv_req);
         b.reset();
         let o = b.idle();
         assert_eq!(
@@ -295,9 +338,13 @@ fn reset_clears_every_register() {
                 o.obs_tail,
                 o.obs_full,
                 o.obs_drain,
-                o.idle
+                o.idle,
+                o.error,
+                o.inv_req,
+                o.flush_valid,
+                o.req_ready,
             ),
-            (0, 0, 0, 0, 0, false, false, true),
+            (0, 0, 0, 0, 0, false, false, true, 0, false, false, false),
             "{which:?}"
         );
     }

@@ -32,12 +32,8 @@ pub fn wide() -> (PbParams, Vec<String>) {
 /// What counter_pb.v does (see its header), cycle by cycle.
 pub struct FixtureModel {
     pub p: PbParams,
-    cycles: u32,
-    accepted: u32,
-    odm: u64,
-    last_line: u32,
-    acks: u32,
-    prev_drain: bool,
+    /// The registered outputs: the state.
+    o: PbOut,
 }
 
 impl FixtureModel {
@@ -45,14 +41,19 @@ impl FixtureModel {
     pub fn new(p: PbParams) -> Self {
         FixtureModel {
             p,
-            cycles: 0,
-            accepted: 0,
-            odm: 0,
-            last_line: 0,
-            acks: 0,
-            prev_drain: false,
+            o: derive(PbOut::default(), &p),
         }
     }
+}
+
+/// The outputs that are functions of the output registers.
+fn derive(mut n: PbOut, p: &PbParams) -> PbOut {
+    n.stall = n.obs_odm;
+    n.idle = n.obs_head == 0;
+    n.obs_fsm = !n.obs_odm & p.warp_mask();
+    n.obs_drain = n.obs_head & 1 == 1;
+    n.obs_epoch = (n.obs_head & 3) as u8;
+    n
 }
 
 impl PbUnit for FixtureModel {
@@ -62,45 +63,48 @@ impl PbUnit for FixtureModel {
     fn step(&mut self, i: &PbIn) -> PbOut {
         let p = self.p;
         let imask = p.entries - 1;
+        let o = self.o;
+        if i.rst {
+            self.o = derive(PbOut::default(), &p);
+            return o;
+        }
         let line = i.req_line & (p.lines - 1);
         let warp = i.req_warp & 63;
-        let op = i.req_op & 7;
-        let accept = i.req_valid && !i.rst && op != 7 && (warp as u32) < p.warps;
-        let flush = i.ack && !i.rst;
-        let out = PbOut {
-            req_ready: accept,
-            req_wait: i.req_valid && !i.rst && op == 7,
-            flush_valid: flush,
-            flush_line: if flush { line } else { 0 },
-            flush_warps: if flush { self.odm } else { 0 },
-            flush_evict: flush && op & 1 == 1,
-            inv_pm: i.drain_all && !i.rst,
-            stall: self.odm,
-            idle: self.cycles == 0,
-            obs_odm: self.odm,
-            obs_edm: self.last_line as u64,
-            obs_fsm: !self.odm & p.warp_mask(),
-            obs_actr: self.acks,
-            obs_head: self.cycles,
-            obs_tail: self.accepted,
-            obs_full: self.prev_drain,
-            obs_drain: self.cycles & 1 == 1,
+        let taken = i.req_valid && o.req_ready;
+        let warp_ok = (warp as u32) < p.warps;
+        let mut n = o;
+        n.req_ready = true;
+        n.obs_head = (o.obs_head + 1) & imask;
+        n.rsp_valid = taken;
+        n.rsp_warp = if taken { warp } else { 0 };
+        n.rsp_kind = if taken { i.req_op & 3 } else { 0 };
+        n.rsp_idx = match (taken, i.req_pbv) {
+            (false, _) => 0,
+            (true, true) => i.req_pbidx & imask,
+            (true, false) => o.obs_tail,
         };
-        if i.rst {
-            *self = FixtureModel::new(p);
-        } else {
-            self.cycles = (self.cycles + 1) & imask;
-            if accept {
-                self.accepted = (self.accepted + 1) & imask;
-                self.odm |= 1u64 << warp;
-                self.last_line = line;
+        if taken {
+            n.obs_tail = (o.obs_tail + 1) & imask;
+            if warp_ok {
+                n.obs_odm |= 1u64 << warp;
             }
-            if i.ack {
-                self.acks = (self.acks + 1) & p.actr_max();
-            }
-            self.prev_drain = i.drain_all;
+            n.obs_edm = line as u64;
         }
-        out
+        if i.ack_count & 7 != 0 {
+            n.flush_valid = true;
+            n.flush_line = line;
+            n.flush_warps = o.obs_odm;
+            n.flush_evict = i.req_op & 1 == 1;
+            n.flush_epoch = i.ack_epoch & 3;
+        } else if i.flush_ready {
+            n.flush_valid = false;
+        }
+        n.inv_req = i.inv_done;
+        n.error |= ((taken && !warp_ok) as u8) << 1 | (i.ack_count & 7 == 7) as u8;
+        n.obs_actr = (o.obs_actr + (i.ack_count & 7) as u32) & p.actr_max();
+        n.obs_full = i.drain_all;
+        self.o = derive(n, &p);
+        o
     }
     fn name(&self) -> &str {
         "fixture-model"

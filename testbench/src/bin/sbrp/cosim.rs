@@ -43,6 +43,8 @@ enum FaultArg {
     IgnoreFsm,
     WindowOffByOne,
     DfenceNoWait,
+    GlobalRelease,
+    EvictIgnoreOrdering,
 }
 
 #[derive(Args)]
@@ -118,6 +120,8 @@ impl CosimArgs {
             FaultArg::IgnoreFsm => Fault::IgnoreFsm,
             FaultArg::WindowOffByOne => Fault::WindowOffByOne,
             FaultArg::DfenceNoWait => Fault::DFenceNoWait,
+            FaultArg::GlobalRelease => Fault::GlobalRelease,
+            FaultArg::EvictIgnoreOrdering => Fault::EvictIgnoreOrdering,
         };
         Ok(opts)
     }
