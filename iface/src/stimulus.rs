@@ -169,6 +169,14 @@ impl RawStimulus {
     }
 }
 
+/// Open loop: the stimulus without feedback.
+impl Iterator for RawStimulus {
+    type Item = PbIn;
+    fn next(&mut self) -> Option<PbIn> {
+        Some(self.next_input())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

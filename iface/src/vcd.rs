@@ -452,6 +452,10 @@ pub fn gtkwave_view() -> String {
          [timestart] 0\n",
     );
     let group = |s: &mut String, title: &str, ports: &mut dyn Iterator<Item = &ports::Port>| {
+        let mut ports = ports.peekable();
+        if ports.peek().is_none() {
+            return;
+        }
         s.push_str(&format!("@200\n-{title}\n"));
         for (name, one_bit) in ports.map(|p| (p.name, p.width == ports::Width::Bits(1))) {
             s.push_str(if one_bit { "@28\n" } else { "@22\n" });
@@ -518,9 +522,9 @@ mod tests {
             .collect();
         // Cycles 10..=13: 20, then (edge, cycle) pairs, then the last edge and the end.
         assert_eq!(times, vec![20, 21, 22, 23, 24, 25, 26, 27, 28]);
-        // obs_head (registered) changes at the edge, req_ready (decision) at the cycle.
+        // obs_head (registered) changes at the edge, req_valid (an input) at the cycle.
         let head_id = id(1 + PORTS.iter().position(|p| p.name == "obs_head").unwrap());
-        let ready_id = id(1 + PORTS.iter().position(|p| p.name == "req_ready").unwrap());
+        let ready_id = id(1 + PORTS.iter().position(|p| p.name == "req_valid").unwrap());
         let block = |t: u64| -> String {
             let after = text.split(&format!("\n#{t}\n")).nth(1).unwrap();
             after.split("\n#").next().unwrap().to_string()
