@@ -539,9 +539,8 @@ impl PbUnit for PbModel {
                             let m = ek.warps & self.warp_mask;
                             let age_k = self.age(k);
                             let older = self.fault != Fault::EvictIgnoreOrdering
-                                && bits(m).any(|v| {
-                                    self.oq_n[v] > 0 && self.age(self.oq[v][0]) < age_k
-                                });
+                                && bits(m)
+                                    .any(|v| self.oq_n[v] > 0 && self.age(self.oq[v][0]) < age_k);
                             if older {
                                 rsp.kind = RspKind::Wait as u8;
                                 wait_set = Some((w, k));
@@ -561,9 +560,8 @@ impl PbUnit for PbModel {
                     op => {
                         let t = op as u8 + 1;
                         let y = self.tail.wrapping_sub(1) & self.n_mask;
-                        let coal = !empty
-                            && self.last_type == t
-                            && !(pop_planned && y == self.head);
+                        let coal =
+                            !empty && self.last_type == t && !(pop_planned && y == self.head);
                         let n = self.oq_n[w] as usize;
                         let named = coal && n > 0 && self.oq[w][n - 1] == y;
                         let e = if !named && n == D {
@@ -694,8 +692,7 @@ impl PbUnit for PbModel {
         } else {
             (cur + E - 1) % E
         };
-        let nowait =
-            (self.ectr[cur] == 0 && cur == old) || (j == old && self.ectr[old] == 0);
+        let nowait = (self.ectr[cur] == 0 && cur == old) || (j == old && self.ectr[old] == 0);
         let need_adv = join && !nowait && self.ectr[cur] != 0;
         let room = (cur + 1) % E != old || rel;
         let flushed = flush_now.is_some() as u32;
