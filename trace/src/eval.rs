@@ -6,6 +6,7 @@ use std::fmt;
 
 use crate::durable::check_final_values;
 use crate::expect::{Expect, Expectation};
+use crate::pmo::check_pmo;
 use crate::record::{Event, Execution, RunEnd};
 use crate::types::{Cell, WarpId};
 
@@ -248,6 +249,11 @@ pub fn evaluate(expects: &[Expectation], exec: &Execution) -> Vec<Failure> {
                         at(f),
                         at(d)
                     ));
+                }
+            }
+            Expect::Pmo => {
+                for m in check_pmo(exec) {
+                    fail(m);
                 }
             }
             Expect::AllDurable => {

@@ -32,6 +32,9 @@ pub enum Expect {
     MaxActr(u32),
     /// `addr`'s line was first flushed before `cell` became durable (not held by it).
     Early(u64, Cell),
+    /// Per-warp persist order (`pmo.rs`): no store after an ordering op of
+    /// its warp becomes durable before a store of that warp before the op.
+    Pmo,
 }
 
 /// One expectation with the line it came from.
@@ -55,6 +58,7 @@ impl fmt::Display for Expect {
             Expect::Flushes(a, n) => write!(f, "flushes {a:#x} {n}"),
             Expect::MaxActr(n) => write!(f, "maxactr {n}"),
             Expect::Early(a, c) => write!(f, "early {a:#x} before {c}"),
+            Expect::Pmo => write!(f, "pmo"),
         }
     }
 }
@@ -126,6 +130,7 @@ pub(crate) fn parse_expect(tok: &[&str]) -> Result<Expect, String> {
         }
         Some("ldmiss") => Expect::LoadMiss(warp(1)?, addr(2)?),
         Some("alldurable") => Expect::AllDurable,
+        Some("pmo") => Expect::Pmo,
         Some("flushes") => {
             let n = count(tok.get(2), "a count after the address")?;
             Expect::Flushes(addr(1)?, n)
@@ -137,7 +142,7 @@ pub(crate) fn parse_expect(tok: &[&str]) -> Result<Expect, String> {
         }
         _ => {
             return Err(
-                "expected one of: stall, nostall, order, forbid, occurs, resume, ldmiss, alldurable, flushes, maxactr, early after expect"
+                "expected one of: stall, nostall, order, forbid, occurs, resume, ldmiss, alldurable, pmo, flushes, maxactr, early after expect"
                     .into(),
             )
         }

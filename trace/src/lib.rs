@@ -10,6 +10,7 @@ mod eval;
 mod expect;
 mod ops;
 mod parse;
+mod pmo;
 mod record;
 mod types;
 
@@ -21,6 +22,7 @@ pub use eval::{evaluate, Failure};
 pub use expect::{Expect, Expectation};
 pub use ops::{parse_num, write_op, OpKind, MNEMONICS};
 pub use parse::{parse, to_text, TraceError};
+pub use pmo::check_pmo;
 pub use record::{
     Event, Execution, FlagId, OpRef, OrderingOp, RecordError, RunEnd, RECORD_FORMAT, RECORD_VERSION,
 };

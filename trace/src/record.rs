@@ -10,7 +10,7 @@ use crate::types::{Cell, Scope, WarpId};
 /// Value of [`Execution::format`].
 pub const RECORD_FORMAT: &str = "sbrp-execution";
 /// Value of [`Execution::version`]; bumped on any incompatible change.
-pub const RECORD_VERSION: u32 = 2;
+pub const RECORD_VERSION: u32 = 3;
 
 /// An ordering operation accepted by the unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,7 +52,8 @@ pub enum Event {
         rel_scope: Scope,
         cycle: u64,
     },
-    /// A flush left SM `sm` with the line's written-back words.
+    /// A flush left SM `sm` with the line's written-back words (`cycle`:
+    /// the cycle the L1 took it from the unit's flush FIFO).
     Flush {
         id: u64,
         sm: u32,
@@ -61,8 +62,14 @@ pub enum Event {
         cells: Vec<Cell>,
         evict: bool,
         cycle: u64,
+        /// The cycle the words were read from the L1: `cycle` for a head
+        /// flush; for an eviction, the cycle its response arrived and the
+        /// L1 moved the words to its write-back buffer (v3). A store whose
+        /// `Persist` cycle is below this one is carried by the flush.
+        read_cycle: u64,
     },
     /// Flush `id` reached the persistence domain (its cells are durable).
+    /// Durability may precede the acknowledgement the unit receives.
     Durable { id: u64, cycle: u64 },
     /// The unit started stalling the warp.
     StallBegin { warp: WarpId, cycle: u64 },

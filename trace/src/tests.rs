@@ -10,12 +10,13 @@ fn parses_every_operation_and_expectation() {
          expect stall 0.0\nexpect nostall 0.1\nexpect order 0x100 0x200\n\
          expect forbid 0x200=2 without 0x100=1\nexpect occurs 1=1 without 2=2\n\
          expect resume 0.0 after 0x100=7 within 2\nexpect ldmiss 1.0 0x40\nexpect alldurable\n\
-         expect flushes 0x100 1\nexpect maxactr 6\nexpect early 0x200 before 0x100=1\n",
+         expect flushes 0x100 1\nexpect maxactr 6\nexpect early 0x200 before 0x100=1\nexpect pmo\n",
         "t",
     )
     .unwrap();
     assert_eq!(t.ops(), 10);
-    assert_eq!(t.expects.len(), 11);
+    assert_eq!(t.expects.len(), 12);
+    assert_eq!(t.expects[11].what, Expect::Pmo);
     assert_eq!((t.sms(), t.warps_per_sm()), (2, 3));
     assert_eq!(
         t.programs[&WarpId { sm: 0, warp: 0 }][0],
@@ -137,6 +138,7 @@ fn flush_durable(id: u64, sm: u32, cells: &[(u64, u64)], cycle: u64, done: u64) 
                 .collect(),
             evict: false,
             cycle,
+            read_cycle: cycle,
         },
         Event::Durable { id, cycle: done },
     ]
@@ -308,4 +310,93 @@ fn execution_record_round_trips_as_json_with_version() {
     let mut old = back;
     old.version = 1;
     assert!(old.validate().is_err());
+}
+
+fn ordering(o: OpRef, cycle: u64) -> Event {
+    Event::Ordering {
+        op: o,
+        kind: OrderingOp::OFence,
+        flag: None,
+        cycle,
+    }
+}
+
+/// One warp: X=1 (op 0), oFence (op 1), Y=2 (op 2), each flushed alone;
+/// X durable at `x_done`, Y at `y_done`.
+fn fenced_pair(x_done: Option<u64>, y_done: u64) -> Execution {
+    let mut ex = Execution::new(128);
+    ex.warps = vec![WarpId { sm: 0, warp: 0 }];
+    ex.end = RunEnd::Finished;
+    ex.events.push(persist(op(0, 0, 0), 0x40, 1, 1));
+    ex.events.push(ordering(op(0, 0, 1), 2));
+    ex.events.push(persist(op(0, 0, 2), 0x1000, 2, 3));
+    let [f, d] = flush_durable(0, 0, &[(0x40, 1)], 4, x_done.unwrap_or(0));
+    ex.events.push(f);
+    if x_done.is_some() {
+        ex.events.push(d);
+    }
+    ex.events
+        .extend(flush_durable(1, 0, &[(0x1000, 2)], 5, y_done));
+    ex.events.sort_by_key(|e| match e {
+        Event::Durable { cycle, .. } | Event::Flush { cycle, .. } => *cycle,
+        Event::Persist { cycle, .. } | Event::Ordering { cycle, .. } => *cycle,
+        _ => 0,
+    });
+    ex
+}
+
+#[test]
+fn pmo_holds_when_the_store_after_the_fence_is_durable_no_earlier() {
+    let pmo = [Expectation {
+        line: 7,
+        what: Expect::Pmo,
+    }];
+    assert_eq!(evaluate(&pmo, &fenced_pair(Some(20), 30)), vec![]);
+    assert_eq!(evaluate(&pmo, &fenced_pair(Some(20), 20)), vec![]);
+    let f = evaluate(&pmo, &fenced_pair(Some(40), 30));
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].message
+            .contains("op 2 0x1000=2 durable at cycle 30, before op 0 0x40=1"),
+        "{}",
+        f[0]
+    );
+    // The store before the fence never durable, the one after it durable.
+    let f = evaluate(&pmo, &fenced_pair(None, 30));
+    assert!(f[0].message.contains("(durable never)"), "{}", f[0]);
+}
+
+#[test]
+fn pmo_lets_a_later_store_to_the_same_address_carry_an_earlier_one() {
+    // X=1; oFence; X=2; one flush (read after both) carries X=2: X=1 is
+    // moot, not lost. Y=3 after a second fence is durable after it.
+    let mut ex = Execution::new(128);
+    ex.warps = vec![WarpId { sm: 0, warp: 0 }];
+    ex.end = RunEnd::Finished;
+    ex.events.push(persist(op(0, 0, 0), 0x40, 1, 1));
+    ex.events.push(ordering(op(0, 0, 1), 2));
+    ex.events.push(persist(op(0, 0, 2), 0x40, 2, 3));
+    ex.events.push(ordering(op(0, 0, 3), 4));
+    ex.events.extend(flush_durable(0, 0, &[(0x40, 2)], 5, 9));
+    ex.events.push(persist(op(0, 0, 4), 0x2000, 3, 10));
+    ex.events
+        .extend(flush_durable(1, 0, &[(0x2000, 3)], 11, 12));
+    let pmo = [Expectation {
+        line: 1,
+        what: Expect::Pmo,
+    }];
+    assert_eq!(evaluate(&pmo, &ex), vec![]);
+    // An eviction flush whose words were read before the store does not carry it.
+    let mut ev = ex.clone();
+    for e in &mut ev.events {
+        if let Event::Flush {
+            id: 0, read_cycle, ..
+        } = e
+        {
+            *read_cycle = 2;
+        }
+    }
+    let f = evaluate(&pmo, &ev);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(f[0].message.contains("op 4 0x2000=3"), "{}", f[0]);
 }

@@ -1,8 +1,27 @@
-//! Front-end configuration (`docs/trace-format.md`, "Front end"): typed,
-//! validated values, and the one function that applies a trace's `config`
-//! lines, naming file:line on a bad value.
+//! Front-end configuration (`docs/trace-format.md`, "Front end" and
+//! "Persistence domains"): typed, validated values, and the one function
+//! that applies a trace's `config` lines, naming file:line on a bad value.
 
 use sbrp_trace::{ConfigItem, Trace};
+
+/// Which persistence domain sits behind each SM (`domain.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DomainKind {
+    /// Ack after `pm_latency`, in take order, always ready.
+    #[default]
+    Fixed,
+    /// Random latency, out-of-order bursts, back-pressure, seeded by `domain_seed`.
+    Hostile,
+}
+
+impl DomainKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DomainKind::Fixed => "fixed",
+            DomainKind::Hostile => "hostile",
+        }
+    }
+}
 
 /// Front-end parameters (not part of the unit).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +37,10 @@ pub struct FrontEndConfig {
     pub remote_visibility: u32,
     /// Cycles without any progress after which the run is declared deadlocked.
     pub deadlock_cycles: u64,
+    /// The persistence domain of every SM.
+    pub domain: DomainKind,
+    /// Seed of the hostile domain (SM `s` uses `domain_seed + s`).
+    pub domain_seed: u64,
 }
 
 impl Default for FrontEndConfig {
@@ -28,6 +51,8 @@ impl Default for FrontEndConfig {
             line_bytes: 128,
             remote_visibility: 20,
             deadlock_cycles: 100_000,
+            domain: DomainKind::Fixed,
+            domain_seed: 1,
         }
     }
 }
@@ -43,7 +68,9 @@ pub enum ConfigProblem {
         value: u64,
         allowed: &'static str,
     },
-    #[error("unknown config key `{0}`: expected pm_latency, l1_ways or remote_visibility")]
+    #[error("config domain={0}: expected fixed or hostile")]
+    BadDomain(String),
+    #[error("unknown config key `{0}`: expected pm_latency, l1_ways, remote_visibility, domain or domain_seed")]
     UnknownKey(String),
 }
 
@@ -75,6 +102,7 @@ impl FrontEndConfig {
             "l1_ways" => return Err(bad("l1_ways", "1, 2, 4, 8, 16")),
             "remote_visibility" if v <= 100_000 => self.remote_visibility = v as u32,
             "remote_visibility" => return Err(bad("remote_visibility", "0..100000")),
+            "domain_seed" => self.domain_seed = v,
             _ => return Err(ConfigProblem::UnknownKey(key.to_string())),
         }
         Ok(())
@@ -88,6 +116,14 @@ impl FrontEndConfig {
                 line: c.line,
                 problem,
             };
+            if c.key == "domain" {
+                self.domain = match c.value.as_str() {
+                    "fixed" => DomainKind::Fixed,
+                    "hostile" => DomainKind::Hostile,
+                    v => return Err(err(ConfigProblem::BadDomain(v.to_string()))),
+                };
+                continue;
+            }
             let v = sbrp_trace::parse_num(&c.value).ok_or_else(|| {
                 err(ConfigProblem::NotANumber {
                     key: c.key.clone(),
@@ -128,5 +164,14 @@ mod tests {
         let mut c = FrontEndConfig::default();
         c.apply_trace(&t).unwrap();
         assert_eq!((c.pm_latency, c.remote_visibility), (100_000, 0));
+        let t = sbrp_trace::parse("config domain=hostile domain_seed=0x10\n", "c").unwrap();
+        c.apply_trace(&t).unwrap();
+        assert_eq!((c.domain, c.domain_seed), (DomainKind::Hostile, 16));
+        let t = sbrp_trace::parse("\nconfig domain=random\n", "d.trace").unwrap();
+        let e = FrontEndConfig::default().apply_trace(&t).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.trace:2: config domain=random: expected fixed or hostile"
+        );
     }
 }

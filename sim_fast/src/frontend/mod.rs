@@ -1,11 +1,14 @@
 //! SM front end (`docs/trace-format.md`, "Front end"): turns warp traces into
-//! each SM's per-cycle requests to its persist buffer unit, and reports what
-//! happened as events.
+//! each SM's per-cycle requests to its persist buffer unit over the v2
+//! interfaces (`docs/microarch.md` §2: requests taken and answered three
+//! cycles later, flush FIFO with valid/ready, acks as counts per epoch,
+//! `inv_req`/`inv_done`), and reports what happened as events.
 //!
 //! This module orchestrates runs and `sm` one SM's cycle; the parts are: `warps`
-//! (programs, states, round robin), `l1` (tags, LRU, dirty words), `flags`
-//! (release visibility), `domain` (the persistence domain), `events` (where
-//! events go) and `config`. The unit of each SM is any [`PbUnit`], so the same
+//! (programs, states, round robin), `l1` (tags, LRU, dirty words, hooks,
+//! pins, write-back buffer), `flags` (release visibility), `domain` (the
+//! persistence domains: fixed and hostile), `events` (where events go) and
+//! `config`. The unit of each SM is any [`PbUnit`], so the same
 //! front end drives the model, the RTL, or both in lockstep. Checking a
 //! trace's expectations is not done here: `sbrp_trace::evaluate` reads the
 //! execution record.
@@ -18,16 +21,16 @@ mod l1;
 mod sm;
 mod warps;
 
-pub use config::{ConfigError, ConfigProblem, FrontEndConfig};
-pub use domain::{FixedLatency, PersistenceDomain};
+pub use config::{ConfigError, ConfigProblem, DomainKind, FrontEndConfig};
+pub use domain::{FixedLatency, Hostile, PersistenceDomain, Taken, Tick, HOSTILE_MAX_LATENCY};
 pub use events::{EventSink, NullSink, RecordingSink};
 pub use flags::{Flags, Release};
-pub use l1::L1;
+pub use l1::{WriteBack, L1};
 
 use sbrp_iface::{PbIn, PbParams, PbUnit};
 use sbrp_trace::{Execution, RunEnd, Trace, WarpId};
 
-use sm::Sm;
+use sm::{Inv, Sm};
 use warps::{Instr, WState, Warp};
 
 /// Result of a run.
@@ -45,6 +48,11 @@ pub struct RunSummary {
     pub refused: u64,
     pub waits: u64,
     pub max_occupancy: u32,
+    /// Breaches of the interfaces seen by the bench: the unit's `error`
+    /// output, a domain breaking interface requirement 4, a request or
+    /// flush the L1 cannot account for. A run with any is a failure; the
+    /// first one stops it.
+    pub check_failures: Vec<String>,
 }
 
 /// A trace the front end cannot run.
@@ -92,12 +100,17 @@ pub struct FrontEnd {
 }
 
 impl FrontEnd {
-    /// One front end over `units` (one per SM), each with a fixed-latency
-    /// persistence domain, recording every event.
+    /// One front end over `units` (one per SM), each with the persistence
+    /// domain `cfg.domain` (hostile: SM `s` seeded `domain_seed + s`),
+    /// recording every event.
     pub fn new(units: Vec<Box<dyn PbUnit>>, cfg: FrontEndConfig) -> FrontEnd {
-        let domains = units
-            .iter()
-            .map(|_| Box::new(FixedLatency::new(cfg.pm_latency)) as Box<dyn PersistenceDomain>)
+        let domains = (0..units.len() as u64)
+            .map(|s| -> Box<dyn PersistenceDomain> {
+                match cfg.domain {
+                    DomainKind::Fixed => Box::new(FixedLatency::new(cfg.pm_latency)),
+                    DomainKind::Hostile => Box::new(Hostile::new(cfg.domain_seed.wrapping_add(s))),
+                }
+            })
             .collect();
         FrontEnd::with_domains(units, domains, cfg)
     }
@@ -111,17 +124,7 @@ impl FrontEnd {
         let sms = units
             .into_iter()
             .zip(domains)
-            .map(|(unit, domain)| Sm {
-                l1: L1::new(unit.params().lines, cfg.l1_ways),
-                unit,
-                domain,
-                warps: vec![],
-                rr: 0,
-                live: 0,
-                at_barrier: 0,
-                drained: true,
-                actr_peak: 0,
-            })
+            .map(|(unit, domain)| Sm::new(unit, domain, cfg.l1_ways))
             .collect();
         FrontEnd {
             cfg,
@@ -145,10 +148,15 @@ impl FrontEnd {
         self.sms.len()
     }
 
-    /// Resets every unit (one cycle of `rst`).
+    /// Resets every unit (one cycle of `rst`); requests in flight are
+    /// forgotten (§7: the unit drops them).
     pub fn reset(&mut self) {
         for sm in &mut self.sms {
             sm.unit.step(&PbIn::reset());
+            sm.pending.clear();
+            sm.stall = 0;
+            sm.inv = Inv::Idle;
+            sm.inv_pulse = false;
         }
         self.now += 1;
     }
@@ -249,7 +257,7 @@ impl FrontEnd {
                 self.summary.finished = true;
                 return;
             }
-            if self.summary.deadlock.is_some() {
+            if self.summary.deadlock.is_some() || !self.summary.check_failures.is_empty() {
                 return;
             }
             self.cycle();
@@ -261,11 +269,12 @@ impl FrontEnd {
         self.summary.finished = self.finished();
     }
 
-    /// Progress still to come without any warp acting: a flush awaiting its
-    /// acknowledgement, a warp computing a delay, a release not yet visible.
+    /// Progress still to come without any warp acting: a request awaiting
+    /// its response, a flush awaiting its acknowledgement, an invalidation
+    /// under way, a warp computing a delay, a release not yet visible.
     fn progress_pending(&self, now: u64) -> bool {
         self.sms.iter().any(|sm| {
-            sm.domain.in_flight() > 0
+            !sm.quiet()
                 || sm
                     .warps
                     .iter()

@@ -1,15 +1,47 @@
-//! One SM's cycle in the front end (`docs/trace-format.md`, "Front end"):
-//! acknowledgement, barrier release, the acting warp's op or request, the
-//! unit's step, flush, response, `inv_pm` and stalled warps resuming, in
-//! that order within the cycle.
+//! One SM's cycle in the front end (`docs/trace-format.md`, "Front end";
+//! `docs/microarch.md` §2, v2 interfaces and interface requirements 1-5).
+//!
+//! Inputs are decided before the unit's outputs of the cycle are seen (they
+//! are registered, so nothing is lost): the domain's durability and acks,
+//! `flush_ready`, the `inv_done` pulse, `drain_all`, then at most one request
+//! of the acting warp. After the step, in this order: the flush handshake
+//! (the flush reads the line as it is at the start of the cycle), the
+//! request taken, the response (stores write the L1 now), the invalidation
+//! handshake, and warps resuming once their stall bit is seen low.
 
-use sbrp_iface::{Op, PbIn, PbOut, PbUnit};
+use std::collections::VecDeque;
+
+use sbrp_iface::{Op, PbIn, PbOut, PbUnit, RspKind};
 use sbrp_trace::{Cell, Event, OpRef, OrderingOp, Scope};
 
-use super::domain::PersistenceDomain;
+use super::domain::{PersistenceDomain, Taken, Tick};
 use super::l1::L1;
 use super::warps::{pick, Instr, WState, Warp};
 use super::FrontEnd;
+
+/// The L1's side of the invalidation handshake (interface requirement 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Inv {
+    /// No request seen.
+    Idle,
+    /// `inv_req` seen: the clean PM lines go at this cycle, `inv_done` the next.
+    Due(u64),
+    /// `inv_done` pulsed: waiting to see `inv_req` low before serving another.
+    WaitFall,
+}
+
+/// A request taken by the unit, awaiting its response (in order, 3 cycles).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pending {
+    warp: usize,
+    op: Op,
+    /// L1 slot of a store or eviction (pinned until the response).
+    slot: usize,
+    instr: Instr,
+    seq: u32,
+    /// For an acquire: the release it observed when it issued.
+    matched: Option<(OpRef, Scope)>,
+}
 
 /// One SM: its unit, L1, persistence domain and warps.
 pub(super) struct Sm {
@@ -24,6 +56,46 @@ pub(super) struct Sm {
     pub at_barrier: usize,
     pub drained: bool,
     pub actr_peak: u32,
+    pub pending: VecDeque<Pending>,
+    /// `stall` as last seen.
+    pub stall: u64,
+    pub inv: Inv,
+    /// `inv_done` to present in the next cycle.
+    pub inv_pulse: bool,
+    /// The unit's `error` was reported.
+    pub error_seen: bool,
+    pub tick: Tick,
+}
+
+impl Sm {
+    pub fn new(unit: Box<dyn PbUnit>, domain: Box<dyn PersistenceDomain>, l1_ways: u32) -> Sm {
+        Sm {
+            l1: L1::new(unit.params().lines, l1_ways),
+            unit,
+            domain,
+            warps: vec![],
+            rr: 0,
+            live: 0,
+            at_barrier: 0,
+            drained: true,
+            actr_peak: 0,
+            pending: VecDeque::new(),
+            stall: 0,
+            inv: Inv::Idle,
+            inv_pulse: false,
+            error_seen: false,
+            tick: Tick::default(),
+        }
+    }
+
+    /// Nothing of this SM is under way (requests, flushes, invalidation).
+    pub fn quiet(&self) -> bool {
+        self.pending.is_empty()
+            && self.domain.in_flight() == 0
+            && self.inv == Inv::Idle
+            && !self.inv_pulse
+            && self.l1.write_backs() == 0
+    }
 }
 
 /// A request of the acting warp to the unit.
@@ -33,19 +105,28 @@ struct Request {
     op: Op,
     /// L1 slot of a store or eviction.
     slot: usize,
-    /// Slot to install the store's line in (an L1 miss).
-    install: Option<usize>,
+    /// A store miss installs its line in `slot` when the request is taken.
+    install: Option<u64>,
+    matched: Option<(OpRef, Scope)>,
 }
 
 impl FrontEnd {
     pub(super) fn cycle_sm(&mut self, s: usize, now: u64) {
         let mut inp = PbIn::idle();
-        // Acknowledgement due this cycle.
-        if let Some(id) = self.sms[s].domain.ack(now) {
-            inp.ack = true;
-            self.last_progress = now;
+        let sm = &mut self.sms[s];
+        // The persistence domain: durability, then this cycle's acks.
+        let mut tick = std::mem::take(&mut sm.tick);
+        sm.domain.tick(now, &mut tick);
+        for &id in &tick.durable {
             self.sink.emit(&|| Event::Durable { id, cycle: now });
         }
+        if !tick.durable.is_empty() || tick.ack.0 > 0 {
+            self.last_progress = now;
+        }
+        (inp.ack_count, inp.ack_epoch) = tick.ack;
+        sm.tick = tick;
+        inp.flush_ready = sm.domain.flush_ready(now);
+        inp.inv_done = std::mem::take(&mut sm.inv_pulse);
         // Kernel end: every warp of every SM has finished.
         let all_done = self.live == 0;
         inp.drain_all = all_done;
@@ -53,34 +134,61 @@ impl FrontEnd {
 
         let req = self.issue(s, now);
         if let Some(r) = req {
+            let sm = &self.sms[s];
             inp.req_valid = true;
             inp.req_op = r.op as u8;
-            inp.req_warp = self.sms[s].warps[r.warp].id.warp as u8;
+            inp.req_warp = sm.warps[r.warp].id.warp as u8;
             inp.req_line = r.slot as u32;
-            self.summary.requests += 1;
+            if r.install.is_none() {
+                if let Some(k) = sm.l1.hook(r.slot) {
+                    inp.req_pbv = true;
+                    inp.req_pbidx = k;
+                }
+            }
         }
 
         let sm = &mut self.sms[s];
         let out = sm.unit.step(&inp);
         sm.actr_peak = sm.actr_peak.max(out.obs_actr);
         self.summary.max_occupancy = self.summary.max_occupancy.max(out.count(sm.unit.params()));
-
-        // Flush first: it carries the line's data as it is before this cycle's store.
-        if out.flush_valid {
-            self.flush(s, out.flush_line as usize, out.flush_evict, now);
+        if out.error != 0 && !sm.error_seen {
+            sm.error_seen = true;
+            self.fail(format!(
+                "SM {s}: unit error {:#04b} at cycle {now} (bit 0: an ack beyond its epoch's count, bit 1: a warp >= W)",
+                out.error
+            ));
+        }
+        // The flush reads the line as it is at the start of the cycle.
+        if out.flush_valid && inp.flush_ready {
+            self.take_flush(s, &out, now);
         }
         if let Some(r) = req {
-            self.respond(s, r, &out, now);
+            if out.req_ready {
+                self.taken(s, r, now);
+            }
         }
-        // After this cycle's store: a line it dirtied is not invalidated.
-        if out.inv_pm {
-            self.sms[s].l1.invalidate_clean();
+        if out.rsp_valid {
+            self.respond(s, &out, now);
         }
+        self.invalidation(s, out.inv_req, now);
+        self.sms[s].stall = out.stall;
         self.resume_waiting(s, out.stall, now);
         let sm = &mut self.sms[s];
-        if all_done && out.idle && sm.domain.in_flight() == 0 {
+        if let Some(v) = sm.domain.violation() {
+            let v = format!("SM {s}: {v}");
+            if !self.summary.check_failures.contains(&v) {
+                self.summary.check_failures.push(v);
+            }
+        }
+        let sm = &mut self.sms[s];
+        if all_done && out.idle && sm.quiet() {
             sm.drained = true;
         }
+    }
+
+    /// A check failure: a breach of the protocol by either side; the run stops.
+    fn fail(&mut self, msg: String) {
+        self.summary.check_failures.push(msg);
     }
 
     /// Barrier release: every unfinished warp of the SM has arrived.
@@ -103,13 +211,26 @@ impl FrontEnd {
         }
     }
 
-    /// The acting warp's op: done here, or a request to the unit.
+    /// The acting warp's op: done here, or a request to the unit. A warp is
+    /// runnable when it could act now: not stalled, its acquire's flag
+    /// visible, and its L1 line (or a victim way) not pinned by a request
+    /// in flight (interface requirement 1 is kept by not issuing).
     fn issue(&mut self, s: usize, now: u64) -> Option<Request> {
         let flags = &self.flags;
+        let lb = self.cfg.line_bytes;
         let sm = &self.sms[s];
+        let (l1, stall) = (&sm.l1, sm.stall);
         let wi = pick(&sm.warps, sm.rr, |w| match w.state {
+            WState::Ready if stall >> w.id.warp & 1 == 1 => false,
             WState::Ready => match w.op() {
                 Instr::PAcq { flag, .. } => flags.visible(flag, w.id.sm, now).is_some(),
+                Instr::StPm { addr, .. } => match l1.lookup(addr / lb) {
+                    Some(slot) => !l1.pinned(slot),
+                    None => l1.victim(addr / lb).is_some(),
+                },
+                Instr::LdPm { addr } => {
+                    l1.lookup(addr / lb).is_some() || l1.victim(addr / lb).is_some()
+                }
                 _ => true,
             },
             WState::DelayUntil(t) => t <= now,
@@ -129,32 +250,33 @@ impl FrontEnd {
                 op,
                 slot,
                 install,
+                matched: None,
             })
         };
         match w.op() {
             Instr::StPm { addr, .. } => {
-                let line = addr / self.cfg.line_bytes;
+                let line = addr / lb;
                 match sm.l1.lookup(line) {
                     Some(slot) => req(Op::Store, slot, None),
                     None => {
-                        let v = sm.l1.victim(line);
+                        let v = sm.l1.victim(line)?;
                         if sm.l1.is_dirty(v) {
                             req(Op::Evict, v, None)
                         } else {
-                            req(Op::Store, v, Some(v))
+                            req(Op::Store, v, Some(line))
                         }
                     }
                 }
             }
             Instr::LdPm { addr } => {
-                let line = addr / self.cfg.line_bytes;
+                let line = addr / lb;
                 let hit = match sm.l1.lookup(line) {
                     Some(slot) => {
                         sm.l1.touch(slot, now);
                         true
                     }
                     None => {
-                        let v = sm.l1.victim(line);
+                        let v = sm.l1.victim(line)?;
                         if sm.l1.is_dirty(v) {
                             return req(Op::Evict, v, None);
                         }
@@ -190,15 +312,20 @@ impl FrontEnd {
             }
             Instr::OFence => req(Op::OFence, 0, None),
             Instr::DFence => req(Op::DFence, 0, None),
-            Instr::PAcq { scope, .. } => req(
-                if scope == Scope::Block {
+            Instr::PAcq { scope, flag } => Some(Request {
+                warp: wi,
+                op: if scope == Scope::Block {
                     Op::AcqBlock
                 } else {
                     Op::AcqDevice
                 },
-                0,
-                None,
-            ),
+                slot: 0,
+                install: None,
+                matched: self
+                    .flags
+                    .visible(flag, w.id.sm, now)
+                    .map(|r| (r.op, r.scope)),
+            }),
             Instr::PRel { scope, .. } => req(
                 if scope == Scope::Block {
                     Op::RelBlock
@@ -211,82 +338,177 @@ impl FrontEnd {
         }
     }
 
-    /// A flush of L1 slot `slot`: its dirty words go to the persistence domain.
-    fn flush(&mut self, s: usize, slot: usize, evict: bool, now: u64) {
+    /// The unit took the request: the warp waits for the response; a store
+    /// or eviction pins its slot (a store miss installs its line first).
+    fn taken(&mut self, s: usize, r: Request, now: u64) {
+        self.summary.requests += 1;
+        let sm = &mut self.sms[s];
+        if matches!(r.op, Op::Store | Op::Evict) {
+            if sm.l1.pinned(r.slot) {
+                // The issue rule makes this impossible: a bench bug.
+                self.fail(format!(
+                    "SM {s}: cycle {now}: a second request for L1 line {} is in flight (interface requirement 1)",
+                    r.slot
+                ));
+                return;
+            }
+            if let Some(line) = r.install {
+                sm.l1.install(r.slot, line, now);
+            }
+            sm.l1.pin(r.slot);
+        }
+        let w = &mut sm.warps[r.warp];
+        let p = Pending {
+            warp: r.warp,
+            op: r.op,
+            slot: r.slot,
+            instr: w.op(),
+            seq: w.pc as u32,
+            matched: r.matched,
+        };
+        w.state = WState::InFlight;
+        sm.pending.push_back(p);
+    }
+
+    /// A flush taken from the FIFO: a head flush reads the line's dirty
+    /// words now (before this cycle's store responses write the L1); an
+    /// eviction flush takes the words the L1 moved to its write-back buffer
+    /// at the eviction's response, or, when that response arrives in this
+    /// very cycle, reads them from the line itself.
+    fn take_flush(&mut self, s: usize, out: &PbOut, now: u64) {
+        let lb = self.cfg.line_bytes;
+        let sm = &mut self.sms[s];
+        let slot = out.flush_line as usize;
+        let (tag, cells, read_cycle) = match out.flush_evict {
+            true => match sm.l1.take_write_back(slot) {
+                Some(wb) => (wb.tag, wb.cells, wb.read_cycle),
+                None => {
+                    let c = sm.l1.dirty_cells(slot);
+                    sm.l1.written_back(slot);
+                    (sm.l1.tag(slot), c, now)
+                }
+            },
+            false => {
+                let c = sm.l1.dirty_cells(slot);
+                sm.l1.written_back(slot);
+                (sm.l1.tag(slot), c, now)
+            }
+        };
+        if cells.is_empty() {
+            self.fail(format!(
+                "SM {s}: cycle {now}: {} flush of L1 line {slot} has no written words",
+                if out.flush_evict {
+                    "an eviction"
+                } else {
+                    "a head"
+                }
+            ));
+        }
         let id = self.next_flush;
         self.next_flush += 1;
-        let sm = &mut self.sms[s];
-        let line = sm.l1.tag(slot) * self.cfg.line_bytes;
-        let l1 = &sm.l1;
+        let line = tag * lb;
+        let evict = out.flush_evict;
         self.sink.emit(&|| Event::Flush {
             id,
             sm: s as u32,
             line,
-            cells: l1.dirty_cells(slot),
+            cells: cells.clone(),
             evict,
             cycle: now,
+            read_cycle,
         });
-        sm.l1.written_back(slot, evict);
-        sm.domain.accept(id, now);
+        self.sms[s].domain.accept(
+            Taken {
+                id,
+                line,
+                epoch: out.flush_epoch,
+            },
+            now,
+        );
         self.summary.flushes += 1;
         self.summary.evict_flushes += evict as u64;
         self.last_progress = now;
     }
 
-    /// The unit's answer to the acting warp's request.
-    fn respond(&mut self, s: usize, r: Request, out: &PbOut, now: u64) {
+    /// The response to the oldest request in flight.
+    fn respond(&mut self, s: usize, out: &PbOut, now: u64) {
         let sm = &mut self.sms[s];
-        let w = &mut sm.warps[r.warp];
-        let op = OpRef {
-            warp: w.id,
-            seq: w.pc as u32,
+        let Some(p) = sm.pending.pop_front() else {
+            self.fail(format!(
+                "SM {s}: cycle {now}: a response with no request in flight"
+            ));
+            return;
         };
-        if out.req_wait {
-            w.state = WState::WaitUnit {
-                since: now,
-                publish: None,
-                retry: true,
-            };
-            self.sink.emit(&|| Event::StallBegin {
-                warp: op.warp,
-                cycle: now,
-            });
-            self.summary.waits += 1;
+        let id = sm.warps[p.warp].id;
+        if out.rsp_warp as u32 != id.warp {
+            self.fail(format!(
+                "SM {s}: cycle {now}: response for warp {}, the oldest request in flight is warp {}'s",
+                out.rsp_warp, id.warp
+            ));
             return;
         }
-        if !out.req_ready {
-            self.summary.refused += 1;
-            return;
-        }
-        self.last_progress = now;
-        let instr = w.op();
-        match (r.op, instr) {
-            (Op::Evict, _) => {
-                // The victim is gone (flushed by this request, or clean); the
-                // warp's access retries next time it is picked.
-                sm.l1.invalidate(r.slot);
+        let op = OpRef {
+            warp: id,
+            seq: p.seq,
+        };
+        let pinned = matches!(p.op, Op::Store | Op::Evict);
+        match RspKind::from_bits(out.rsp_kind) {
+            RspKind::Replay => {
+                sm.warps[p.warp].state = WState::Ready;
+                self.summary.refused += 1;
             }
-            (Op::Store, Instr::StPm { addr, value }) => {
-                if let Some(v) = r.install {
-                    sm.l1.install(v, addr / self.cfg.line_bytes, now);
-                }
-                sm.l1.touch(r.slot, now);
-                sm.l1.write(r.slot, addr, value);
-                self.summary.persists += 1;
-                self.sink.emit(&|| Event::Persist {
-                    op,
-                    cell: Cell { addr, value },
+            RspKind::Wait => {
+                sm.warps[p.warp].state = WState::WaitUnit {
+                    since: now,
+                    publish: None,
+                    retry: true,
+                };
+                self.sink.emit(&|| Event::StallBegin {
+                    warp: id,
                     cycle: now,
                 });
-                self.advance(s, r.warp);
+                self.summary.waits += 1;
+                self.last_progress = now;
             }
-            _ => self.ordering_accepted(s, r, op, instr, now),
+            RspKind::Performed | RspKind::Coalesced => {
+                self.last_progress = now;
+                match (p.op, p.instr) {
+                    (Op::Evict, _) => {
+                        // The access retries next time the warp is picked.
+                        if !sm.l1.evict(p.slot, now) {
+                            let msg = format!(
+                                "SM {s}: cycle {now}: eviction of L1 line {} while its previous eviction's words await their flush",
+                                p.slot
+                            );
+                            self.fail(msg);
+                        }
+                        self.sms[s].warps[p.warp].state = WState::Ready;
+                    }
+                    (Op::Store, Instr::StPm { addr, value }) => {
+                        sm.l1.set_hook(p.slot, out.rsp_idx);
+                        sm.l1.touch(p.slot, now);
+                        sm.l1.write(p.slot, addr, value);
+                        self.summary.persists += 1;
+                        self.sink.emit(&|| Event::Persist {
+                            op,
+                            cell: Cell { addr, value },
+                            cycle: now,
+                        });
+                        self.sms[s].warps[p.warp].state = WState::Ready;
+                        self.advance(s, p.warp);
+                    }
+                    _ => self.ordering_accepted(s, p, op, now),
+                }
+            }
+        }
+        if pinned {
+            self.sms[s].l1.unpin(p.slot);
         }
     }
 
     /// An ordering op the unit accepted: events, flag publication, ODM wait.
-    fn ordering_accepted(&mut self, s: usize, r: Request, op: OpRef, instr: Instr, now: u64) {
-        let (kind, flag) = match instr {
+    fn ordering_accepted(&mut self, s: usize, p: Pending, op: OpRef, now: u64) {
+        let (kind, flag) = match p.instr {
             Instr::OFence => (OrderingOp::OFence, None),
             Instr::DFence => (OrderingOp::DFence, None),
             Instr::PAcq { scope, flag } => (OrderingOp::PAcq(scope), Some(flag)),
@@ -300,14 +522,14 @@ impl FrontEnd {
             cycle: now,
         });
         let nsms = self.sms.len();
-        match instr {
-            Instr::PAcq { scope, flag } => {
-                if let Some(rel) = self.flags.visible(flag, op.warp.sm, now) {
+        match p.instr {
+            Instr::PAcq { scope, .. } => {
+                if let Some((rel, rel_scope)) = p.matched {
                     self.sink.emit(&|| Event::Match {
                         acq: op,
                         acq_scope: scope,
-                        rel: rel.op,
-                        rel_scope: rel.scope,
+                        rel,
+                        rel_scope,
                         cycle: now,
                     });
                 }
@@ -322,15 +544,16 @@ impl FrontEnd {
             }
             _ => {}
         }
-        if r.op.stalls_in_odm() {
-            let publish = match instr {
+        if p.op.stalls_in_odm() {
+            // The stall bit rose with the response; the op completes when it falls.
+            let publish = match p.instr {
                 Instr::PRel {
                     scope: Scope::Device,
                     flag,
                 } => Some((flag, op.seq)),
                 _ => None,
             };
-            self.sms[s].warps[r.warp].state = WState::WaitUnit {
+            self.sms[s].warps[p.warp].state = WState::WaitUnit {
                 since: now,
                 publish,
                 retry: false,
@@ -340,7 +563,28 @@ impl FrontEnd {
                 cycle: now,
             });
         } else {
-            self.advance(s, r.warp);
+            self.sms[s].warps[p.warp].state = WState::Ready;
+            self.advance(s, p.warp);
+        }
+    }
+
+    /// Interface requirement 5: on `inv_req`, drop the clean PM lines (after
+    /// the domain's delay), pulse `inv_done` once, then wait for `inv_req`
+    /// to fall.
+    fn invalidation(&mut self, s: usize, inv_req: bool, now: u64) {
+        let sm = &mut self.sms[s];
+        if sm.inv == Inv::Idle && inv_req {
+            sm.inv = Inv::Due(now + sm.domain.inv_delay());
+        }
+        match sm.inv {
+            Inv::Due(t) if t <= now => {
+                sm.l1.invalidate_clean();
+                sm.inv_pulse = true;
+                sm.inv = Inv::WaitFall;
+                self.last_progress = now;
+            }
+            Inv::WaitFall if !inv_req => sm.inv = Inv::Idle,
+            _ => {}
         }
     }
 

@@ -1,6 +1,8 @@
-//! Warps and their scheduling (`docs/trace-format.md`, "Front end"): programs
-//! with flags interned to ids at load time, warp states, and the round-robin
-//! pick of the one warp that acts per SM per cycle.
+//! Warps and their scheduling (`docs/trace-format.md`, "Front end";
+//! `docs/microarch.md` §2, request / response): programs with flags interned
+//! to ids at load time, warp states (a warp with a request in flight waits
+//! for its response), and the round-robin pick of the one warp that acts
+//! per SM per cycle.
 
 use sbrp_trace::{FlagId, OpKind, Scope, WarpId, WarpOp};
 
@@ -65,12 +67,14 @@ impl Instr {
 pub enum WState {
     Ready,
     DelayUntil(u64),
+    /// A request of the warp was taken; its response has not arrived.
+    InFlight,
     /// Waiting for the unit's stall bit to fall (seen after cycle `since`).
     WaitUnit {
         since: u64,
         /// A device-scope release to publish on resume: (flag, its seq).
         publish: Option<(FlagId, u32)>,
-        /// The op was refused: retry it (else it was performed: move on).
+        /// The op got a wait response: retry it (else it was taken: move on).
         retry: bool,
     },
     Barrier,
@@ -127,6 +131,7 @@ impl Warp {
                 _ => "is ready".into(),
             },
             WState::DelayUntil(t) => format!("computes until cycle {t}"),
+            WState::InFlight => "awaits the unit's response".into(),
             WState::WaitUnit { since, .. } => format!("is stalled by the unit since cycle {since}"),
             WState::Barrier => "waits at a barrier".into(),
             WState::Done => "is done".into(),
