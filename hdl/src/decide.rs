@@ -146,7 +146,8 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
         let y = tail.wrapping_sub(1) & im;
         let coal = !empty && u(&self.last_type) == t && !(self.pop_planned.val() && y == head);
         let named = coal && yq_valid && yq_idx == y;
-        let o_ok = go && is_ord && !(!named && self.q_full.val());
+        // replay when the warp has D live ordering entries and needs a new one
+        let o_ok = go && is_ord && (named || !self.q_full.val());
         let o_coal = o_ok && coal;
         let o_alloc = o_ok && !coal && !full;
         let o_taken = o_coal || o_alloc;
@@ -293,7 +294,7 @@ wire ev_go = ev & buffered & ~older & ~|(k_warps & fsm) & can_flush;
 wire [{im}:0] y = tail - {iw}'d1;
 wire coal = ~empty & (last_type == t) & ~(pop_planned & (y == head));
 wire named = coal & yq_valid & (yq_idx == y);
-wire o_ok = go & is_ord & ~(~named & q_full);
+wire o_ok = go & is_ord & (named | ~q_full);
 wire o_coal = o_ok & coal;
 wire o_alloc = o_ok & ~coal & ~full;
 wire o_taken = o_coal | o_alloc;
