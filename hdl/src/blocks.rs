@@ -1,213 +1,142 @@
-//! Storage primitives of the unit, written by hand (`Logic` + `Verilog::Custom`):
+//! Storage primitives and helpers of the unit (`docs/microarch.md` §3,
+//! "Memories"), written by hand (`Logic` + `Verilog::Custom`):
 //!
-//! * [`Reg`]: a flip-flop with synchronous reset to zero and no `initial` block.
-//! * [`Mem1R`], [`Mem2R`], [`Mem4R`]: memories of `2^AW` words of type `D`
-//!   with one synchronous write port and 1, 2 or 4 asynchronous read ports.
-//!   They have no reset and no `initial` block; the simulation model starts
-//!   all words at zero (the design never reads a word it has not validated).
+//! * [`SyncMem`]: `2^AW` words of `B` bits, one write port and two
+//!   synchronous read ports (`rdN <= mem[raN]` at the clock edge, read
+//!   before write). `pb_type` and `pb_line` are one each.
+//! * [`SyncMemMasked`]: the same with a per-bit write mask (`pb_warps`:
+//!   coalescing sets one bit without reading the word).
 //!
-//! Each has a Rust `update()` for rust-hdl's simulator that matches its Verilog.
+//! Memories have no reset and no `initial` block; the simulation model starts
+//! all words at zero (the unit never uses a word it has not validated).
+//! Each block has a Rust `update()` for rust-hdl's simulator that matches its
+//! Verilog; the other blocks of the unit (`pipe`, `head`, ...) follow the same
+//! pattern: state in plain Rust fields, updated once per rising edge.
 
 use rust_hdl::core::prelude::*;
 
-/// `2^AW` words of `D`, the storage of the simulation model of a memory.
-#[derive(Clone, Debug)]
-struct MemStore<D: Synth> {
-    words: Vec<D>,
-}
-
-impl<D: Synth> MemStore<D> {
-    fn new(aw: usize) -> Self {
-        MemStore {
-            words: vec![D::default(); 1 << aw],
-        }
+/// Mask of the low `bits` bits.
+pub(crate) const fn mask(bits: usize) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
     }
 }
 
-/// Zero of width `bits` as a Verilog literal that no linter calls too wide.
-fn zero_literal(bits: usize) -> String {
-    format!("{{{bits}{{1'b0}}}}")
+/// `v` truncated to `N` bits.
+pub(crate) fn bv<const N: usize>(v: u64) -> Bits<N> {
+    Bits::from(v & mask(N))
 }
 
-/// Verilog of a [`Reg`] of `bits` bits (not generic: compiled once).
-fn reg_verilog(bits: usize) -> Verilog {
+/// The value of a `Bits` signal.
+pub(crate) fn u<const N: usize>(s: &Signal<In, Bits<N>>) -> u64 {
+    s.val().to_u64()
+}
+
+/// Verilog of a memory: `masked` adds the per-bit write mask `wm`.
+fn mem_verilog(bits: usize, aw: usize, masked: bool) -> Verilog {
+    let write = if masked {
+        // One write port with a bit enable per bit: the loop is unrolled into
+        // bit-select writes of the same word (no read of the word).
+        format!(
+            "   for (i = 0; i < {bits}; i = i + 1)\n      if (we && wm[i]) mem[wa][i] <= wd[i];\n"
+        )
+    } else {
+        "   if (we) mem[wa] <= wd;\n".to_string()
+    };
     Verilog::Custom(format!(
         "\
+reg [{msb}:0] mem [0:{last}];
+{int}
+// Synchronous reads (registered read data, read before write), one write port.
 always @(posedge clock) begin
-   if (rst) q <= {zero};
-   else q <= d;
-end
+   rd0 <= mem[ra0];
+   rd1 <= mem[ra1];
+{write}end
 ",
-        zero = zero_literal(bits)
+        msb = bits - 1,
+        last = (1usize << aw) - 1,
+        int = if masked { "integer i;" } else { "" },
     ))
 }
 
-/// Verilog of a memory of `2^aw` words of `bits` bits with one synchronous
-/// write port and the asynchronous read ports `ports` (address, data).
-fn mem_verilog(bits: usize, aw: usize, ports: &[(&str, &str)]) -> Verilog {
-    let mut v = format!(
-        "\
-reg [{msb}:0] mem [0:{last}];
-
-always @(posedge clock) begin
-   if (we) mem[wa] <= wd;
-end
-",
-        msb = bits - 1,
-        last = (1usize << aw) - 1
-    );
-    for (ra, rd) in ports {
-        v.push_str(&format!("always @(*) {rd} = mem[{ra}];\n"));
-    }
-    Verilog::Custom(v)
-}
-
-/// Flip-flop of `T` with synchronous, active-high reset to zero:
-/// `always @(posedge clock) if (rst) q <= 0; else q <= d;`
-#[derive(Clone, Debug, LogicBlock, Default)]
-pub struct Reg<T: Synth> {
-    pub clock: Signal<In, Clock>,
-    pub rst: Signal<In, bool>,
-    pub d: Signal<In, T>,
-    pub q: Signal<Out, T>,
-}
-
-impl<T: Synth> Logic for Reg<T> {
-    fn update(&mut self) {
-        if self.clock.pos_edge() {
-            self.q.next = if self.rst.val() {
-                T::default()
-            } else {
-                self.d.val()
-            };
-        }
-    }
-    fn connect(&mut self) {
-        self.q.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        reg_verilog(T::BITS)
-    }
-}
-
-/// Defines a memory type with one synchronous write port (`we`, `wa`, `wd`)
-/// and the listed asynchronous read ports (`raN` -> `rdN`).
+/// Defines a memory type with one write port and two synchronous read ports.
 macro_rules! memory {
-    ($(#[$doc:meta])* $name:ident, $(($ra:ident, $rd:ident)),+) => {
+    ($(#[$doc:meta])* $name:ident, masked: $masked:literal $(, $wm:ident)?) => {
         $(#[$doc])*
         #[derive(Clone, Debug, LogicBlock)]
-        pub struct $name<D: Synth, const AW: usize> {
+        pub struct $name<const B: usize, const AW: usize> {
             pub clock: Signal<In, Clock>,
             pub we: Signal<In, bool>,
             pub wa: Signal<In, Bits<AW>>,
-            pub wd: Signal<In, D>,
-            $(
-                pub $ra: Signal<In, Bits<AW>>,
-                pub $rd: Signal<Out, D>,
-            )+
-            _mem: MemStore<D>,
+            pub wd: Signal<In, Bits<B>>,
+            $( pub $wm: Signal<In, Bits<B>>, )?
+            pub ra0: Signal<In, Bits<AW>>,
+            pub rd0: Signal<Out, Bits<B>>,
+            pub ra1: Signal<In, Bits<AW>>,
+            pub rd1: Signal<Out, Bits<B>>,
+            _mem: Vec<u64>,
         }
 
-        impl<D: Synth, const AW: usize> Default for $name<D, AW> {
+        impl<const B: usize, const AW: usize> Default for $name<B, AW> {
             fn default() -> Self {
                 Self {
                     clock: Default::default(),
                     we: Default::default(),
                     wa: Default::default(),
                     wd: Default::default(),
-                    $(
-                        $ra: Default::default(),
-                        $rd: Default::default(),
-                    )+
-                    _mem: MemStore::new(AW),
+                    $( $wm: Default::default(), )?
+                    ra0: Default::default(),
+                    rd0: Default::default(),
+                    ra1: Default::default(),
+                    rd1: Default::default(),
+                    _mem: vec![0; 1 << AW],
                 }
             }
         }
 
-        impl<D: Synth, const AW: usize> Logic for $name<D, AW> {
+        impl<const B: usize, const AW: usize> Logic for $name<B, AW> {
             fn update(&mut self) {
-                if self.clock.pos_edge() && self.we.val() {
-                    self.mem_write();
+                if self.clock.pos_edge() {
+                    // read before write, as the Verilog's nonblocking assignments
+                    self.rd0.next = bv(self._mem[self.ra0.val().index()]);
+                    self.rd1.next = bv(self._mem[self.ra1.val().index()]);
+                    if self.we.val() {
+                        let a = self.wa.val().index();
+                        let wm = mask(B) $( & self.$wm.val().to_u64() )?;
+                        self._mem[a] = (self._mem[a] & !wm) | (self.wd.val().to_u64() & wm);
+                    }
                 }
-                $(
-                    self.$rd.next = self._mem.words[self.$ra.val().index()];
-                )+
             }
             fn connect(&mut self) {
-                $( self.$rd.connect(); )+
+                self.rd0.connect();
+                self.rd1.connect();
             }
             fn hdl(&self) -> Verilog {
-                mem_verilog(D::BITS, AW, &[$((stringify!($ra), stringify!($rd))),+])
+                mem_verilog(B, AW, $masked)
             }
         }
 
-        impl<D: Synth, const AW: usize> $name<D, AW> {
-            fn mem_write(&mut self) {
-                let a = self.wa.val().index();
-                self._mem.words[a] = self.wd.val();
-            }
+        impl<const B: usize, const AW: usize> $name<B, AW> {
             /// Words of the memory, for tests and debugging.
-            pub fn words(&self) -> &[D] {
-                &self._mem.words
+            pub fn words(&self) -> &[u64] {
+                &self._mem
             }
         }
     };
 }
 
 memory!(
-    /// Memory with one write port and one asynchronous read port.
-    Mem1R,
-    (ra0, rd0)
+    /// Memory with one write port (`we`, `wa`, `wd`) and two synchronous read
+    /// ports (`ra0` -> `rd0`, `ra1` -> `rd1`).
+    SyncMem,
+    masked: false
 );
 memory!(
-    /// Memory with one write port and two asynchronous read ports.
-    Mem2R,
-    (ra0, rd0),
-    (ra1, rd1)
+    /// [`SyncMem`] with a per-bit write mask `wm`: bit `i` of word `wa` is
+    /// written when `we && wm[i]`.
+    SyncMemMasked,
+    masked: true,
+    wm
 );
-memory!(
-    /// Memory with one write port and four asynchronous read ports.
-    Mem4R,
-    (ra0, rd0),
-    (ra1, rd1),
-    (ra2, rd2),
-    (ra3, rd3)
-);
-
-/// Splits `req_warp` (6 bits) into the warp index inside the unit (`WB` low
-/// bits) and `ok`, true when the warp id is below `2^WB` (no higher bit set).
-/// A block of its own so that the unit's kernel has no width-dependent
-/// expression.
-#[derive(Clone, Debug, LogicBlock, Default)]
-pub struct WarpIdx<const WB: usize> {
-    pub warp: Signal<In, Bits<6>>,
-    pub idx: Signal<Out, Bits<WB>>,
-    pub ok: Signal<Out, bool>,
-}
-
-impl<const WB: usize> Logic for WarpIdx<WB> {
-    fn update(&mut self) {
-        let w = self.warp.val();
-        self.idx.next = w.get_bits::<WB>(0);
-        self.ok.next = (w.to_u64() >> WB) == 0;
-    }
-    fn connect(&mut self) {
-        self.idx.connect();
-        self.ok.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        assert!((1..=6).contains(&WB));
-        let ok = if WB == 6 {
-            "1'b1".to_string()
-        } else {
-            format!("~|warp[5:{WB}]")
-        };
-        Verilog::Custom(format!(
-            "\
-always @(*) idx = warp[{msb}:0];
-always @(*) ok = {ok};
-",
-            msb = WB - 1
-        ))
-    }
-}

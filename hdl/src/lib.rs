@@ -6,16 +6,27 @@
 //! * [`new_sim`]: the same RTL stepped by rust-hdl's own simulator, as a
 //!   [`PbUnit`].
 //!
-//! The unit is [`SbrpPb`], generic over the const parameters (W, log2 W,
-//! log2 entries, log2 lines, ACTR bits). Runtime [`PbParams`] are validated
+//! The unit is [`SbrpPb`] (`pb.rs`: the ports and the wiring of one block
+//! per concern: `pipe.rs`, `decide.rs`, `head.rs`, `store.rs`, `warps.rs`,
+//! `epochs.rs`, `fifo.rs`, `inval.rs`, and the memories of `blocks.rs`),
+//! generic over the const parameters (W, log2 W, log2 entries, log2 lines,
+//! ACTR bits). Runtime [`PbParams`] are validated
 //! and dispatched to the matching instance by a macro (`dispatch!`) that
 //! lists every allowed combination of `sbrp-iface`'s parameter sets; each
 //! combination is one monomorphized instance.
 
 mod blocks;
+mod decide;
+mod epochs;
+mod fifo;
+mod head;
+mod inval;
 mod pb;
+mod pipe;
+mod store;
+mod warps;
 
-pub use blocks::{Mem1R, Mem2R, Mem4R, Reg, WarpIdx};
+pub use blocks::{SyncMem, SyncMemMasked};
 pub use pb::SbrpPb;
 
 use rust_hdl::core::prelude::*;
@@ -176,28 +187,44 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
     }
 
     fn step(&mut self, inp: &PbIn) -> PbOut {
-        let line_mask = (1u64 << LW) - 1;
+        let m = |bits: usize| {
+            if bits >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            }
+        };
         let u = &mut self.uut;
         u.rst.next = inp.rst;
         u.req_valid.next = inp.req_valid;
-        u.req_op.next = Bits::from(u64::from(inp.req_op & 7));
-        u.req_warp.next = Bits::from(u64::from(inp.req_warp & 0x3f));
-        u.req_line.next = Bits::from(u64::from(inp.req_line) & line_mask);
-        u.ack.next = inp.ack;
+        u.req_op.next = Bits::from(u64::from(inp.req_op) & 7);
+        u.req_warp.next = Bits::from(u64::from(inp.req_warp) & 0x3f);
+        u.req_line.next = Bits::from(u64::from(inp.req_line) & m(LW));
+        u.req_pbv.next = inp.req_pbv;
+        u.req_pbidx.next = Bits::from(u64::from(inp.req_pbidx) & m(IW));
+        u.flush_ready.next = inp.flush_ready;
+        u.ack_count.next = Bits::from(u64::from(inp.ack_count) & 7);
+        u.ack_epoch.next = Bits::from(u64::from(inp.ack_epoch) & 3);
+        u.inv_done.next = inp.inv_done;
         u.drain_all.next = inp.drain_all;
         u.clock.next = Clock { clk: false };
         self.settle();
         let u = &self.uut;
         let out = PbOut {
             req_ready: u.req_ready.val(),
-            req_wait: u.req_wait.val(),
+            rsp_valid: u.rsp_valid.val(),
+            rsp_warp: u.rsp_warp.val().to_u64() as u8,
+            rsp_kind: u.rsp_kind.val().to_u64() as u8,
+            rsp_idx: u.rsp_idx.val().to_u64() as u32,
             flush_valid: u.flush_valid.val(),
             flush_line: u.flush_line.val().to_u64() as u32,
             flush_warps: u.flush_warps.val().to_u64(),
             flush_evict: u.flush_evict.val(),
-            inv_pm: u.inv_pm.val(),
+            flush_epoch: u.flush_epoch.val().to_u64() as u8,
+            inv_req: u.inv_req.val(),
             stall: u.stall.val().to_u64(),
             idle: u.idle.val(),
+            error: u.error.val().to_u64() as u8,
             obs_odm: u.obs_odm.val().to_u64(),
             obs_edm: u.obs_edm.val().to_u64(),
             obs_fsm: u.obs_fsm.val().to_u64(),
@@ -206,6 +233,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
             obs_tail: u.obs_tail.val().to_u64() as u32,
             obs_full: u.obs_full.val(),
             obs_drain: u.obs_drain.val(),
+            obs_epoch: u.obs_epoch.val().to_u64() as u8,
         };
         self.uut.clock.next = Clock { clk: true };
         self.settle();

@@ -1,0 +1,338 @@
+//! The request decision (`docs/microarch.md` §4.2): the request in `r2`
+//! against the architectural state at the start of the cycle. Purely
+//! combinational; every input is a register of another block, or the
+//! forwarded synchronous read of entry `k` ([`crate::store::PbStore`]), or
+//! the head action of this cycle ([`crate::head::Head`]), which depends on
+//! registers only.
+//!
+//! Outputs: the response (`d_kind`, `d_idx`), the one memory write of the
+//! cycle (allocation at `tail`, a bit set at `k` or `y = tail-1`, or the hole
+//! at `k` of an eviction), the eviction flush, and the updates of the
+//! per-warp tables, ODM and the drain target.
+
+use crate::blocks::{bv, mask, u};
+use rust_hdl::core::prelude::*;
+use sbrp_iface::entry_type as ty;
+
+/// Request decision of one cycle.
+#[derive(Clone, Debug, Default, LogicBlock)]
+pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: usize> {
+    // the request in r2
+    pub r2_valid: Signal<In, bool>,
+    pub r2_op: Signal<In, Bits<3>>,
+    pub r2_warp: Signal<In, Bits<6>>,
+    pub r2_line: Signal<In, Bits<LW>>,
+    pub r2_pbv: Signal<In, bool>,
+    pub r2_pbidx: Signal<In, Bits<IW>>,
+    /// Policy is lazy: every taken ordering op sets a drain target.
+    pub lazy: Signal<In, bool>,
+    // state at the start of the cycle
+    pub stall: Signal<In, Bits<W>>,
+    pub fsm: Signal<In, Bits<W>>,
+    pub head: Signal<In, Bits<IW>>,
+    pub tail: Signal<In, Bits<IW>>,
+    pub full: Signal<In, bool>,
+    pub last_type: Signal<In, Bits<3>>,
+    pub can_flush: Signal<In, bool>,
+    /// Some queued flush has line `r2_line`.
+    pub fifo_has: Signal<In, bool>,
+    // the head action of this cycle (before an eviction cancels it)
+    pub ha_flush: Signal<In, bool>,
+    pub pop_planned: Signal<In, bool>,
+    pub h_line: Signal<In, Bits<LW>>,
+    // entry k (pb_type, pb_line, pb_warps), forwarded
+    pub k_type: Signal<In, Bits<3>>,
+    pub k_line: Signal<In, Bits<LW>>,
+    pub k_warps: Signal<In, Bits<W>>,
+    // per-warp tables for r2's warp, and the eviction check over k's warps
+    pub yq_valid: Signal<In, bool>,
+    pub yq_idx: Signal<In, Bits<IW>>,
+    pub q_full: Signal<In, bool>,
+    pub older: Signal<In, bool>,
+    // response
+    pub d_kind: Signal<Out, Bits<2>>,
+    pub d_idx: Signal<Out, Bits<IW>>,
+    pub err_warp: Signal<Out, bool>,
+    /// The request's warp inside the unit (low WB bits of `r2_warp`).
+    pub warp_idx: Signal<Out, Bits<WB>>,
+    // allocation at tail
+    pub push: Signal<Out, bool>,
+    pub push_type: Signal<Out, Bits<3>>,
+    // the memory write of this cycle
+    pub wr_type_en: Signal<Out, bool>,
+    pub wr_line_en: Signal<Out, bool>,
+    pub wr_warps_en: Signal<Out, bool>,
+    pub wr_addr: Signal<Out, Bits<IW>>,
+    pub wr_type: Signal<Out, Bits<3>>,
+    pub wr_line: Signal<Out, Bits<LW>>,
+    pub wr_warps: Signal<Out, Bits<W>>,
+    pub wr_mask: Signal<Out, Bits<W>>,
+    // eviction flush {r2_line, k_warps, evict 1}
+    pub ev_flush: Signal<Out, bool>,
+    // ODM, drain target, entry wait, ordering queue push
+    pub odm_set: Signal<Out, Bits<W>>,
+    pub tgt: Signal<Out, bool>,
+    pub tgt_idx: Signal<Out, Bits<IW>>,
+    pub wait_set: Signal<Out, bool>,
+    pub oq_push: Signal<Out, bool>,
+    pub oq_idx: Signal<Out, Bits<IW>>,
+}
+
+/// The outputs of [`Decide`], computed in Rust for rust-hdl's simulator.
+#[derive(Default)]
+struct Out_ {
+    kind: u64,
+    idx: u64,
+    err_warp: bool,
+    push: bool,
+    push_type: u64,
+    wr_type_en: bool,
+    wr_line_en: bool,
+    wr_warps_en: bool,
+    wr_addr: u64,
+    wr_type: u64,
+    wr_line: u64,
+    wr_warps: u64,
+    wr_mask: u64,
+    ev_flush: bool,
+    odm_set: u64,
+    tgt: bool,
+    tgt_idx: u64,
+    wait_set: bool,
+    oq_push: bool,
+    oq_idx: u64,
+}
+
+impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W, WB, IW, LW> {
+    fn compute(&self) -> Out_ {
+        let im = mask(IW);
+        let valid = self.r2_valid.val();
+        let warp = u(&self.r2_warp);
+        let w = warp & mask(WB);
+        let warp_ok = warp >> WB == 0;
+        let wbit = 1u64 << w;
+        let go = valid && warp_ok && u(&self.stall) >> w & 1 == 0;
+        let op = u(&self.r2_op);
+        let (is_store, is_evict) = (op == 0, op == 7);
+        let is_ord = !is_store && !is_evict;
+        let t = (op + 1) & 7;
+        let (head, tail, full) = (u(&self.head), u(&self.tail), self.full.val());
+        let empty = !full && head == tail;
+        let k = u(&self.r2_pbidx);
+        let line = u(&self.r2_line);
+        let age_k = k.wrapping_sub(head) & im;
+        let used = tail.wrapping_sub(head) & im;
+        let live_k = full || age_k < used;
+        let busy = self.fifo_has.val() || (self.ha_flush.val() && u(&self.h_line) == line);
+        let buffered = self.r2_pbv.val()
+            && live_k
+            && u(&self.k_type) == u64::from(ty::PERSIST)
+            && u(&self.k_line) == line;
+        let yq_valid = self.yq_valid.val();
+        let yq_idx = u(&self.yq_idx);
+        let younger = yq_valid && (yq_idx.wrapping_sub(head) & im) > age_k;
+        let st = go && is_store && !busy;
+        let st_wait = st && buffered && younger;
+        let st_coal = st && buffered && !younger;
+        let st_alloc = st && !buffered && !full;
+        let ev = go && is_evict && !busy;
+        let ev_clean = ev && !buffered;
+        let ev_wait = ev && buffered && self.older.val();
+        let ev_flush = ev
+            && buffered
+            && !self.older.val()
+            && u(&self.k_warps) & u(&self.fsm) == 0
+            && self.can_flush.val();
+        let y = tail.wrapping_sub(1) & im;
+        let coal = !empty && u(&self.last_type) == t && !(self.pop_planned.val() && y == head);
+        let named = coal && yq_valid && yq_idx == y;
+        // replay when the warp has D live ordering entries and needs a new one
+        let o_ok = go && is_ord && (named || !self.q_full.val());
+        let o_coal = o_ok && coal;
+        let o_alloc = o_ok && !coal && !full;
+        let o_taken = o_coal || o_alloc;
+        let e = if o_coal { y } else { tail };
+        let stalls_odm = matches!(op, 2 | 5 | 6);
+        let push = st_alloc || o_alloc;
+        let push_type = if st_alloc { u64::from(ty::PERSIST) } else { t };
+        let performed = st_alloc || ev_clean || ev_flush || o_alloc;
+        let coalesced = st_coal || o_coal;
+        let waits = st_wait || ev_wait;
+        Out_ {
+            kind: if !valid || performed {
+                0
+            } else if coalesced {
+                1
+            } else if waits {
+                3
+            } else {
+                2
+            },
+            idx: if st_alloc {
+                tail
+            } else if st_coal {
+                k
+            } else {
+                0
+            },
+            err_warp: valid && !warp_ok,
+            push,
+            push_type,
+            wr_type_en: push || ev_flush,
+            wr_line_en: push,
+            wr_warps_en: push || st_coal || o_coal,
+            wr_addr: if push {
+                tail
+            } else if o_coal {
+                y
+            } else {
+                k
+            },
+            wr_type: if ev_flush { 0 } else { push_type },
+            wr_line: if st_alloc { line } else { 0 },
+            wr_warps: wbit,
+            wr_mask: if push { mask(W) } else { wbit },
+            ev_flush,
+            odm_set: if o_taken && stalls_odm { wbit } else { 0 },
+            tgt: waits || (o_taken && (stalls_odm || self.lazy.val())),
+            tgt_idx: if is_ord { e } else { k },
+            wait_set: waits,
+            oq_push: (o_coal && !named) || o_alloc,
+            oq_idx: e,
+        }
+    }
+}
+
+impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
+    for Decide<W, WB, IW, LW>
+{
+    fn update(&mut self) {
+        let o = self.compute();
+        self.d_kind.next = bv(o.kind);
+        self.d_idx.next = bv(o.idx);
+        self.err_warp.next = o.err_warp;
+        self.warp_idx.next = bv(u(&self.r2_warp));
+        self.push.next = o.push;
+        self.push_type.next = bv(o.push_type);
+        self.wr_type_en.next = o.wr_type_en;
+        self.wr_line_en.next = o.wr_line_en;
+        self.wr_warps_en.next = o.wr_warps_en;
+        self.wr_addr.next = bv(o.wr_addr);
+        self.wr_type.next = bv(o.wr_type);
+        self.wr_line.next = bv(o.wr_line);
+        self.wr_warps.next = bv(o.wr_warps);
+        self.wr_mask.next = bv(o.wr_mask);
+        self.ev_flush.next = o.ev_flush;
+        self.odm_set.next = bv(o.odm_set);
+        self.tgt.next = o.tgt;
+        self.tgt_idx.next = bv(o.tgt_idx);
+        self.wait_set.next = o.wait_set;
+        self.oq_push.next = o.oq_push;
+        self.oq_idx.next = bv(o.oq_idx);
+    }
+    fn connect(&mut self) {
+        self.d_kind.connect();
+        self.d_idx.connect();
+        self.err_warp.connect();
+        self.warp_idx.connect();
+        self.push.connect();
+        self.push_type.connect();
+        self.wr_type_en.connect();
+        self.wr_line_en.connect();
+        self.wr_warps_en.connect();
+        self.wr_addr.connect();
+        self.wr_type.connect();
+        self.wr_line.connect();
+        self.wr_warps.connect();
+        self.wr_mask.connect();
+        self.ev_flush.connect();
+        self.odm_set.connect();
+        self.tgt.connect();
+        self.tgt_idx.connect();
+        self.wait_set.connect();
+        self.oq_push.connect();
+        self.oq_idx.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let warp_ok = if WB == 6 {
+            "1'b1".to_string()
+        } else {
+            format!("~|r2_warp[5:{WB}]")
+        };
+        Verilog::Custom(format!(
+            "\
+// request decode
+wire [{wbm}:0] w = r2_warp[{wbm}:0];
+wire warp_ok = {warp_ok};
+wire [{wm}:0] wbit = {{{{{wm}{{1'b0}}}}, 1'b1}} << w;
+wire go = r2_valid & warp_ok & ~stall[w];
+wire is_store = r2_op == 3'd0;
+wire is_evict = r2_op == 3'd7;
+wire is_ord = ~is_store & ~is_evict;
+wire [2:0] t = r2_op + 3'd1;
+wire stalls_odm = (r2_op == 3'd2) | (r2_op == 3'd5) | (r2_op == 3'd6);
+// derived state (section 3)
+wire empty = ~full & (head == tail);
+wire [{im}:0] age_k = r2_pbidx - head;
+wire [{im}:0] used = tail - head;
+wire live_k = full | (age_k < used);
+wire busy = fifo_has | (ha_flush & (h_line == r2_line));
+wire buffered = r2_pbv & live_k & (k_type == 3'd1) & (k_line == r2_line);
+wire [{im}:0] age_y = yq_idx - head;
+wire younger = yq_valid & (age_y > age_k);
+// store
+wire st = go & is_store & ~busy;
+wire st_wait = st & buffered & younger;
+wire st_coal = st & buffered & ~younger;
+wire st_alloc = st & ~buffered & ~full;
+// evict
+wire ev = go & is_evict & ~busy;
+wire ev_clean = ev & ~buffered;
+wire ev_wait = ev & buffered & older;
+wire ev_go = ev & buffered & ~older & ~|(k_warps & fsm) & can_flush;
+// ordering op
+wire [{im}:0] y = tail - {iw}'d1;
+wire coal = ~empty & (last_type == t) & ~(pop_planned & (y == head));
+wire named = coal & yq_valid & (yq_idx == y);
+wire o_ok = go & is_ord & (named | ~q_full);
+wire o_coal = o_ok & coal;
+wire o_alloc = o_ok & ~coal & ~full;
+wire o_taken = o_coal | o_alloc;
+wire [{im}:0] e = o_coal ? y : tail;
+wire alloc = st_alloc | o_alloc;
+wire [2:0] a_type = st_alloc ? 3'd1 : t;
+wire performed = st_alloc | ev_clean | ev_go | o_alloc;
+wire coalesced = st_coal | o_coal;
+wire waits = st_wait | ev_wait;
+
+always @(*) d_kind = (~r2_valid | performed) ? 2'd0 : coalesced ? 2'd1 : waits ? 2'd3 : 2'd2;
+always @(*) d_idx = st_alloc ? tail : st_coal ? r2_pbidx : {iw}'d0;
+always @(*) err_warp = r2_valid & ~warp_ok;
+always @(*) warp_idx = w;
+always @(*) push = alloc;
+always @(*) push_type = a_type;
+always @(*) wr_type_en = alloc | ev_go;
+always @(*) wr_line_en = alloc;
+always @(*) wr_warps_en = alloc | st_coal | o_coal;
+always @(*) wr_addr = alloc ? tail : o_coal ? y : r2_pbidx;
+always @(*) wr_type = ev_go ? 3'd0 : a_type;
+always @(*) wr_line = st_alloc ? r2_line : {lw}'d0;
+always @(*) wr_warps = wbit;
+always @(*) wr_mask = alloc ? {{{w}{{1'b1}}}} : wbit;
+always @(*) ev_flush = ev_go;
+always @(*) odm_set = (o_taken & stalls_odm) ? wbit : {w}'d0;
+always @(*) tgt = waits | (o_taken & (stalls_odm | lazy));
+always @(*) tgt_idx = is_ord ? e : r2_pbidx;
+always @(*) wait_set = waits;
+always @(*) oq_push = (o_coal & ~named) | o_alloc;
+always @(*) oq_idx = e;
+",
+            wbm = WB.max(1) - 1,
+            wm = W - 1,
+            w = W,
+            im = IW - 1,
+            iw = IW,
+            lw = LW,
+        ))
+    }
+}

@@ -1,0 +1,194 @@
+//! ACTR epochs (`docs/microarch.md` §4.3): the epoch counters `ectr[e]`,
+//! their sum `actr`, `ep_cur`, `ep_old`, `ep_closed`, and the per-epoch
+//! masks `ep_fsm[e]`, `ep_edm[e]` (E = 4).
+//!
+//! A flush entering the FIFO counts in `ep_cur`; the registered
+//! acknowledgement (`ackq`) decrements its epoch; an ordering entry retiring
+//! at the head joins its warps to the youngest epoch with unacknowledged
+//! flushes (and closes or advances `ep_cur`); the oldest epoch is released
+//! when its counter reaches zero.
+
+use crate::blocks::{bv, mask, u};
+use rust_hdl::core::prelude::*;
+use sbrp_iface::consts::EPOCHS;
+
+const E: usize = EPOCHS as usize;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct State {
+    ectr: [u64; E],
+    actr: u64,
+    cur: usize,
+    old: usize,
+    closed: bool,
+    fsm: [u64; E],
+    edm: [u64; E],
+}
+
+/// Epoch counters and masks.
+#[derive(Clone, Debug, Default, LogicBlock)]
+pub struct Epochs<const W: usize, const A: usize> {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, bool>,
+    /// A flush enters the FIFO this cycle (head drain or eviction).
+    pub flush_now: Signal<In, bool>,
+    /// The registered acknowledgement (`ackq`).
+    pub ack_count: Signal<In, Bits<3>>,
+    pub ack_epoch: Signal<In, Bits<2>>,
+    /// An ordering entry retires at the head (`join`), with its masks.
+    pub ord_join: Signal<In, bool>,
+    pub fsm_add: Signal<In, Bits<W>>,
+    pub edm_add: Signal<In, Bits<W>>,
+    /// OR of the epochs' FSM masks, of their EDM masks.
+    pub fsm: Signal<Out, Bits<W>>,
+    pub edm: Signal<Out, Bits<W>>,
+    pub actr: Signal<Out, Bits<A>>,
+    pub ep_cur: Signal<Out, Bits<2>>,
+    /// `!ep_closed && actr < 2^A - 1`: the epochs let a flush start.
+    pub ep_room: Signal<Out, bool>,
+    /// The acknowledgement exceeds its epoch's count (error bit 0).
+    pub ack_err: Signal<Out, bool>,
+    _s: State,
+}
+
+impl<const W: usize, const A: usize> Epochs<W, A> {
+    fn next_state(&self) -> State {
+        if self.rst.val() {
+            return State::default();
+        }
+        let mut s = self._s;
+        let (n, ae) = (u(&self.ack_count), u(&self.ack_epoch) as usize);
+        let acked = n.min(s.ectr[ae]);
+        let (cur, old) = (s.cur, s.old);
+        let rel = s.ectr[old] == 0 && old != cur;
+        let join = self.ord_join.val();
+        let j = if s.ectr[cur] != 0 {
+            cur
+        } else {
+            (cur + E - 1) % E
+        };
+        let nowait = (s.ectr[cur] == 0 && cur == old) || (j == old && s.ectr[old] == 0);
+        let need_adv = join && !nowait && s.ectr[cur] != 0;
+        let room = (cur + 1) % E != old || rel;
+        let f = u64::from(self.flush_now.val());
+        s.ectr[cur] += f;
+        s.ectr[ae] -= acked;
+        s.actr = s.actr + f - acked;
+        if rel {
+            s.fsm[old] = 0;
+            s.edm[old] = 0;
+            s.old = (old + 1) % E;
+        }
+        if join && !nowait {
+            s.fsm[j] |= u(&self.fsm_add);
+            s.edm[j] |= u(&self.edm_add);
+        }
+        if s.closed {
+            if rel {
+                s.cur = (cur + 1) % E;
+                s.closed = false;
+            }
+        } else if need_adv {
+            if room {
+                s.cur = (cur + 1) % E;
+            } else {
+                s.closed = true;
+            }
+        }
+        s
+    }
+}
+
+impl<const W: usize, const A: usize> Logic for Epochs<W, A> {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            self._s = self.next_state();
+        }
+        let s = &self._s;
+        let n = u(&self.ack_count);
+        self.fsm.next = bv(s.fsm.iter().fold(0, |a, m| a | m));
+        self.edm.next = bv(s.edm.iter().fold(0, |a, m| a | m));
+        self.actr.next = bv(s.actr);
+        self.ep_cur.next = bv(s.cur as u64);
+        self.ep_room.next = !s.closed && s.actr < mask(A);
+        self.ack_err.next = n > s.ectr[u(&self.ack_epoch) as usize];
+    }
+    fn connect(&mut self) {
+        self.fsm.connect();
+        self.edm.connect();
+        self.actr.connect();
+        self.ep_cur.connect();
+        self.ep_room.connect();
+        self.ack_err.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut v = format!(
+            "\
+reg [{am}:0] ectr [0:3];
+reg [{wm}:0] ep_fsm [0:3];
+reg [{wm}:0] ep_edm [0:3];
+reg [1:0] ep_old;
+reg ep_closed;
+wire [{am}:0] ectr_ack = ectr[ack_epoch];
+wire [{am}:0] ack_n = {{{{{a3}{{1'b0}}}}, ack_count}};
+wire [{am}:0] acked = (ack_n > ectr_ack) ? ectr_ack : ack_n;
+wire cur_nz = |ectr[ep_cur];
+wire old_z = ~|ectr[ep_old];
+wire rel = old_z & (ep_old != ep_cur);
+wire [1:0] j = cur_nz ? ep_cur : ep_cur - 2'd1;
+wire nowait = (~cur_nz & (ep_cur == ep_old)) | ((j == ep_old) & old_z);
+wire need_adv = ord_join & ~nowait & cur_nz;
+wire room = (ep_cur + 2'd1 != ep_old) | rel;
+wire [{am}:0] f = {{{{{am}{{1'b0}}}}, flush_now}};
+
+always @(*) fsm = ep_fsm[0] | ep_fsm[1] | ep_fsm[2] | ep_fsm[3];
+always @(*) edm = ep_edm[0] | ep_edm[1] | ep_edm[2] | ep_edm[3];
+always @(*) ep_room = ~ep_closed & ~&actr;
+always @(*) ack_err = ack_n > ectr_ack;
+
+always @(posedge clock) begin
+   if (rst) begin
+      actr <= {a}'d0; ep_cur <= 2'd0; ep_old <= 2'd0; ep_closed <= 1'b0;
+",
+            am = A - 1,
+            a = A,
+            a3 = A - 3,
+            wm = W - 1,
+        );
+        for e in 0..E {
+            v.push_str(&format!(
+                "      ectr[{e}] <= {A}'d0; ep_fsm[{e}] <= {W}'d0; ep_edm[{e}] <= {W}'d0;\n"
+            ));
+        }
+        v.push_str("   end else begin\n      actr <= actr + f - acked;\n");
+        for e in 0..E {
+            // the epoch's counter: + a flush in ep_cur, - the acks of its tag;
+            // its masks: cleared on release, joined by a retiring ordering entry
+            v.push_str(&format!(
+                "\
+      ectr[{e}] <= ectr[{e}] + ((ep_cur == 2'd{e}) ? f : {A}'d0) - ((ack_epoch == 2'd{e}) ? acked : {A}'d0);
+      ep_fsm[{e}] <= ((rel & (ep_old == 2'd{e})) ? {W}'d0 : ep_fsm[{e}]) | ((ord_join & ~nowait & (j == 2'd{e})) ? fsm_add : {W}'d0);
+      ep_edm[{e}] <= ((rel & (ep_old == 2'd{e})) ? {W}'d0 : ep_edm[{e}]) | ((ord_join & ~nowait & (j == 2'd{e})) ? edm_add : {W}'d0);
+"
+            ));
+        }
+        v.push_str(
+            "\
+      if (rel) ep_old <= ep_old + 2'd1;
+      // epoch advance, at most one per cycle
+      if (ep_closed) begin
+         if (rel) begin
+            ep_cur <= ep_cur + 2'd1;
+            ep_closed <= 1'b0;
+         end
+      end else if (need_adv) begin
+         if (room) ep_cur <= ep_cur + 2'd1;
+         else ep_closed <= 1'b1;
+      end
+   end
+end
+",
+        );
+        Verilog::Custom(v)
+    }
+}

@@ -1,0 +1,241 @@
+//! The PB pointers and the head action (`docs/microarch.md` §4.1, the drain
+//! target of §4.2, the pointer updates of §4.4): registers `head`, `tail`,
+//! `full`, `last_type`, `drain_pend`, `drain_idx`.
+//!
+//! The head action reads the head entry from the staging register of
+//! [`crate::store::PbStore`] (`h_type`, `h_warps`: flip-flops), the FSM and
+//! `can_flush` (registers), so it is ready early in the cycle; an eviction
+//! flush decided by [`crate::decide::Decide`] cancels it (`head_final`).
+
+use crate::blocks::{bv, mask, u};
+use rust_hdl::core::prelude::*;
+use sbrp_iface::entry_type as ty;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct State {
+    head: u64,
+    tail: u64,
+    full: bool,
+    last_type: u64,
+    drain_pend: bool,
+    drain_idx: u64,
+}
+
+/// Pointers, head action and drain target.
+#[derive(Clone, Debug, Default, LogicBlock)]
+pub struct Head<const W: usize, const IW: usize, const A: usize> {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, bool>,
+    /// Flush window K, eager and lazy policy (constants of the instance).
+    pub window: Signal<In, Bits<A>>,
+    pub eager: Signal<In, bool>,
+    pub lazy: Signal<In, bool>,
+    /// The head entry (`pb_type[head]`, `pb_warps[head]`), from the staging register.
+    pub h_type: Signal<In, Bits<3>>,
+    pub h_warps: Signal<In, Bits<W>>,
+    pub fsm: Signal<In, Bits<W>>,
+    pub actr: Signal<In, Bits<A>>,
+    pub can_flush: Signal<In, bool>,
+    pub drainq: Signal<In, bool>,
+    // this cycle's request decision
+    pub ev_flush: Signal<In, bool>,
+    pub push: Signal<In, bool>,
+    pub push_type: Signal<In, Bits<3>>,
+    pub tgt: Signal<In, bool>,
+    pub tgt_idx: Signal<In, Bits<IW>>,
+    // registers
+    pub head: Signal<Out, Bits<IW>>,
+    pub tail: Signal<Out, Bits<IW>>,
+    pub full: Signal<Out, bool>,
+    pub empty: Signal<Out, bool>,
+    pub last_type: Signal<Out, Bits<3>>,
+    pub drain_pend: Signal<Out, bool>,
+    // head action before the request (`head_act`)
+    pub ha_flush: Signal<Out, bool>,
+    pub pop_planned: Signal<Out, bool>,
+    // after the request (`head_final`)
+    pub pop: Signal<Out, bool>,
+    pub retire: Signal<Out, bool>,
+    pub flush_head: Signal<Out, bool>,
+    pub fsm_add: Signal<Out, Bits<W>>,
+    pub edm_add: Signal<Out, Bits<W>>,
+    pub odm_clr: Signal<Out, Bits<W>>,
+    pub inv_add: Signal<Out, Bits<W>>,
+    _s: State,
+}
+
+/// Head action of the cycle: (pop, flush, retire) before an eviction cancels it.
+struct Act {
+    pop: bool,
+    flush: bool,
+    retire: bool,
+}
+
+impl<const W: usize, const IW: usize, const A: usize> Head<W, IW, A> {
+    fn empty(&self) -> bool {
+        !self._s.full && self._s.head == self._s.tail
+    }
+
+    fn act(&self) -> Act {
+        let s = &self._s;
+        let empty = self.empty();
+        let ht = u(&self.h_type);
+        let policy_ok = self.eager.val() || (!self.lazy.val() && u(&self.actr) < u(&self.window));
+        let force = s.drain_pend || s.full || self.drainq.val();
+        Act {
+            pop: !empty && ht == u64::from(ty::HOLE),
+            flush: !empty
+                && ht == u64::from(ty::PERSIST)
+                && u(&self.h_warps) & u(&self.fsm) == 0
+                && self.can_flush.val()
+                && (force || policy_ok),
+            retire: !empty && ht >= u64::from(ty::OFENCE),
+        }
+    }
+
+    fn next_state(&self, pop: bool) -> State {
+        if self.rst.val() {
+            return State::default();
+        }
+        let s = &self._s;
+        let im = mask(IW);
+        let push = self.push.val();
+        let pend_after = s.drain_pend && !(pop && s.head == s.drain_idx);
+        let tgt_idx = u(&self.tgt_idx);
+        let age_e = tgt_idx.wrapping_sub(s.head) & im;
+        let age_d = s.drain_idx.wrapping_sub(s.head) & im;
+        let (drain_pend, drain_idx) = if self.tgt.val() && (!pend_after || age_e > age_d) {
+            (true, tgt_idx)
+        } else {
+            (pend_after, s.drain_idx)
+        };
+        let full = match (push, pop) {
+            (true, false) => (s.tail + 1) & im == s.head,
+            (false, true) => false,
+            _ => s.full,
+        };
+        State {
+            head: (s.head + u64::from(pop)) & im,
+            tail: (s.tail + u64::from(push)) & im,
+            full,
+            last_type: if push {
+                u(&self.push_type)
+            } else {
+                s.last_type
+            },
+            drain_pend,
+            drain_idx,
+        }
+    }
+}
+
+impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
+    fn update(&mut self) {
+        let a = self.act();
+        let ev = self.ev_flush.val();
+        let pop = (a.pop || a.flush || a.retire) && !ev;
+        if self.clock.pos_edge() {
+            self._s = self.next_state(pop);
+        }
+        let s = self._s;
+        // outputs from the (possibly new) state
+        let a = self.act();
+        let pop = (a.pop || a.flush || a.retire) && !ev;
+        let retire = a.retire && !ev;
+        let ht = u(&self.h_type) as u8;
+        let hw = u(&self.h_warps);
+        let sel = |c: bool| if retire && c { hw } else { 0 };
+        self.head.next = bv(s.head);
+        self.tail.next = bv(s.tail);
+        self.full.next = s.full;
+        self.empty.next = self.empty();
+        self.last_type.next = bv(s.last_type);
+        self.drain_pend.next = s.drain_pend;
+        self.ha_flush.next = a.flush;
+        self.pop_planned.next = a.pop || a.flush || a.retire;
+        self.pop.next = pop;
+        self.retire.next = retire;
+        self.flush_head.next = a.flush && !ev;
+        self.fsm_add.next = bv(sel(true));
+        self.edm_add.next = bv(sel(ht == ty::DFENCE || ht == ty::REL_DEVICE));
+        self.odm_clr.next = bv(sel(ht == ty::DFENCE
+            || ht == ty::REL_DEVICE
+            || ht == ty::ACQ_DEVICE));
+        self.inv_add.next = bv(sel(ht == ty::DFENCE || ht == ty::ACQ_DEVICE));
+    }
+    fn connect(&mut self) {
+        self.head.connect();
+        self.tail.connect();
+        self.full.connect();
+        self.empty.connect();
+        self.last_type.connect();
+        self.drain_pend.connect();
+        self.ha_flush.connect();
+        self.pop_planned.connect();
+        self.pop.connect();
+        self.retire.connect();
+        self.flush_head.connect();
+        self.fsm_add.connect();
+        self.edm_add.connect();
+        self.odm_clr.connect();
+        self.inv_add.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!(
+            "\
+reg [{im}:0] drain_idx;
+wire empty_w = ~full & (head == tail);
+// head action (4.1), from registers only
+wire policy_ok = eager | (~lazy & (actr < window));
+wire force_dr = drain_pend | full | drainq;
+wire a_pop = ~empty_w & (h_type == 3'd0);
+wire a_flush = ~empty_w & (h_type == 3'd1) & ~|(h_warps & fsm) & can_flush & (force_dr | policy_ok);
+wire a_retire = ~empty_w & (h_type >= 3'd2);
+// head_final: an eviction flush takes the cycle's flush
+wire f_pop = (a_pop | a_flush | a_retire) & ~ev_flush;
+wire f_retire = a_retire & ~ev_flush;
+wire t_edm = (h_type == 3'd3) | (h_type == 3'd7);
+wire t_inv = (h_type == 3'd3) | (h_type == 3'd6);
+wire t_odm = t_edm | (h_type == 3'd6);
+// drain target (4.2)
+wire pend_after = drain_pend & ~(f_pop & (head == drain_idx));
+wire [{im}:0] age_e = tgt_idx - head;
+wire [{im}:0] age_d = drain_idx - head;
+wire new_tgt = tgt & (~pend_after | (age_e > age_d));
+wire [{im}:0] tail_inc = tail + {iw}'d1;
+
+always @(*) empty = empty_w;
+always @(*) ha_flush = a_flush;
+always @(*) pop_planned = a_pop | a_flush | a_retire;
+always @(*) pop = f_pop;
+always @(*) retire = f_retire;
+always @(*) flush_head = a_flush & ~ev_flush;
+always @(*) fsm_add = f_retire ? h_warps : {w}'d0;
+always @(*) edm_add = (f_retire & t_edm) ? h_warps : {w}'d0;
+always @(*) odm_clr = (f_retire & t_odm) ? h_warps : {w}'d0;
+always @(*) inv_add = (f_retire & t_inv) ? h_warps : {w}'d0;
+
+always @(posedge clock) begin
+   if (rst) begin
+      head <= {iw}'d0; tail <= {iw}'d0; full <= 1'b0; last_type <= 3'd0;
+      drain_pend <= 1'b0; drain_idx <= {iw}'d0;
+   end else begin
+      if (f_pop) head <= head + {iw}'d1;
+      if (push) begin
+         tail <= tail_inc;
+         last_type <= push_type;
+      end
+      // full = (count + push - pop == N); a push implies not full
+      if (push & ~f_pop) full <= tail_inc == head;
+      else if (f_pop & ~push) full <= 1'b0;
+      drain_pend <= new_tgt | pend_after;
+      if (new_tgt) drain_idx <= tgt_idx;
+   end
+end
+",
+            im = IW - 1,
+            iw = IW,
+            w = W,
+        ))
+    }
+}

@@ -1,0 +1,201 @@
+//! The request pipeline and the registered inputs (`docs/microarch.md` §4.0):
+//! `r1`, `r2`, the response registers `rsp`, `ackq`, `doneq`, `drainq`,
+//! `ready` and the sticky `err`.
+//!
+//! A request taken in cycle `h` is in `r1` during `h+1` (its `pbidx` is the
+//! read address of the `k` ports of the memories then), in `r2` during `h+2`
+//! (decided by [`crate::decide::Decide`]) and its response is in `rsp` during
+//! `h+3`. Every input of the unit except `flush_ready` enters here.
+
+use crate::blocks::{bv, u};
+use rust_hdl::core::prelude::*;
+
+/// One request in the pipeline (valid, op, warp, line, pbv, pbidx).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Req {
+    valid: bool,
+    op: u64,
+    warp: u64,
+    line: u64,
+    pbv: bool,
+    pbidx: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct State {
+    r1: Req,
+    r2: Req,
+    rsp_valid: bool,
+    rsp_warp: u64,
+    rsp_kind: u64,
+    rsp_idx: u64,
+    ack_count: u64,
+    ack_epoch: u64,
+    doneq: bool,
+    drainq: bool,
+    ready: bool,
+    err: u64,
+}
+
+/// Request pipeline registers. `d_kind`, `d_idx` are the decision of `r2`
+/// this cycle; `err_ack`, `err_warp` set the sticky error bits 0 and 1.
+#[derive(Clone, Debug, Default, LogicBlock)]
+pub struct ReqPipe<const LW: usize, const IW: usize> {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, bool>,
+    pub req_valid: Signal<In, bool>,
+    pub req_op: Signal<In, Bits<3>>,
+    pub req_warp: Signal<In, Bits<6>>,
+    pub req_line: Signal<In, Bits<LW>>,
+    pub req_pbv: Signal<In, bool>,
+    pub req_pbidx: Signal<In, Bits<IW>>,
+    pub ack_count: Signal<In, Bits<3>>,
+    pub ack_epoch: Signal<In, Bits<2>>,
+    pub inv_done: Signal<In, bool>,
+    pub drain_all: Signal<In, bool>,
+    pub d_kind: Signal<In, Bits<2>>,
+    pub d_idx: Signal<In, Bits<IW>>,
+    pub err_ack: Signal<In, bool>,
+    pub err_warp: Signal<In, bool>,
+    pub req_ready: Signal<Out, bool>,
+    pub r1_pbidx: Signal<Out, Bits<IW>>,
+    pub r2_valid: Signal<Out, bool>,
+    pub r2_op: Signal<Out, Bits<3>>,
+    pub r2_warp: Signal<Out, Bits<6>>,
+    pub r2_line: Signal<Out, Bits<LW>>,
+    pub r2_pbv: Signal<Out, bool>,
+    pub r2_pbidx: Signal<Out, Bits<IW>>,
+    pub rsp_valid: Signal<Out, bool>,
+    pub rsp_warp: Signal<Out, Bits<6>>,
+    pub rsp_kind: Signal<Out, Bits<2>>,
+    pub rsp_idx: Signal<Out, Bits<IW>>,
+    pub ackq_count: Signal<Out, Bits<3>>,
+    pub ackq_epoch: Signal<Out, Bits<2>>,
+    pub doneq: Signal<Out, bool>,
+    pub drainq: Signal<Out, bool>,
+    pub error: Signal<Out, Bits<2>>,
+    _s: State,
+}
+
+impl<const LW: usize, const IW: usize> ReqPipe<LW, IW> {
+    fn next_state(&self) -> State {
+        let s = &self._s;
+        if self.rst.val() {
+            return State::default();
+        }
+        let taken = self.req_valid.val() && s.ready;
+        let r1 = if taken {
+            Req {
+                valid: true,
+                op: u(&self.req_op),
+                warp: u(&self.req_warp),
+                line: u(&self.req_line),
+                pbv: self.req_pbv.val(),
+                pbidx: u(&self.req_pbidx),
+            }
+        } else {
+            Req::default()
+        };
+        State {
+            r1,
+            r2: s.r1,
+            rsp_valid: s.r2.valid,
+            rsp_warp: s.r2.warp,
+            rsp_kind: u(&self.d_kind),
+            rsp_idx: u(&self.d_idx),
+            ack_count: u(&self.ack_count),
+            ack_epoch: u(&self.ack_epoch),
+            doneq: self.inv_done.val(),
+            drainq: self.drain_all.val(),
+            ready: true,
+            err: s.err | u64::from(self.err_ack.val()) | (u64::from(self.err_warp.val()) << 1),
+        }
+    }
+}
+
+impl<const LW: usize, const IW: usize> Logic for ReqPipe<LW, IW> {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            self._s = self.next_state();
+        }
+        let s = self._s;
+        self.req_ready.next = s.ready;
+        self.r1_pbidx.next = bv(s.r1.pbidx);
+        self.r2_valid.next = s.r2.valid;
+        self.r2_op.next = bv(s.r2.op);
+        self.r2_warp.next = bv(s.r2.warp);
+        self.r2_line.next = bv(s.r2.line);
+        self.r2_pbv.next = s.r2.pbv;
+        self.r2_pbidx.next = bv(s.r2.pbidx);
+        self.rsp_valid.next = s.rsp_valid;
+        self.rsp_warp.next = bv(s.rsp_warp);
+        self.rsp_kind.next = bv(s.rsp_kind);
+        self.rsp_idx.next = bv(s.rsp_idx);
+        self.ackq_count.next = bv(s.ack_count);
+        self.ackq_epoch.next = bv(s.ack_epoch);
+        self.doneq.next = s.doneq;
+        self.drainq.next = s.drainq;
+        self.error.next = bv(s.err);
+    }
+    fn connect(&mut self) {
+        self.req_ready.connect();
+        self.r1_pbidx.connect();
+        self.r2_valid.connect();
+        self.r2_op.connect();
+        self.r2_warp.connect();
+        self.r2_line.connect();
+        self.r2_pbv.connect();
+        self.r2_pbidx.connect();
+        self.rsp_valid.connect();
+        self.rsp_warp.connect();
+        self.rsp_kind.connect();
+        self.rsp_idx.connect();
+        self.ackq_count.connect();
+        self.ackq_epoch.connect();
+        self.doneq.connect();
+        self.drainq.connect();
+        self.error.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!(
+            "\
+// r1 fields other than pbidx (pbidx is the k read address, a port)
+reg r1_valid;
+reg [2:0] r1_op;
+reg [5:0] r1_warp;
+reg [{lm}:0] r1_line;
+reg r1_pbv;
+wire taken = req_valid & req_ready;
+
+always @(posedge clock) begin
+   if (rst) begin
+      r1_valid <= 1'b0; r1_op <= 3'd0; r1_warp <= 6'd0; r1_line <= {lw}'d0;
+      r1_pbv <= 1'b0; r1_pbidx <= {iw}'d0;
+      r2_valid <= 1'b0; r2_op <= 3'd0; r2_warp <= 6'd0; r2_line <= {lw}'d0;
+      r2_pbv <= 1'b0; r2_pbidx <= {iw}'d0;
+      rsp_valid <= 1'b0; rsp_warp <= 6'd0; rsp_kind <= 2'd0; rsp_idx <= {iw}'d0;
+      ackq_count <= 3'd0; ackq_epoch <= 2'd0; doneq <= 1'b0; drainq <= 1'b0;
+      req_ready <= 1'b0; error <= 2'd0;
+   end else begin
+      // 4.0: the request taken now enters r1 (all zero when none is taken)
+      r1_valid <= taken;
+      r1_op <= taken ? req_op : 3'd0;
+      r1_warp <= taken ? req_warp : 6'd0;
+      r1_line <= taken ? req_line : {lw}'d0;
+      r1_pbv <= taken & req_pbv;
+      r1_pbidx <= taken ? req_pbidx : {iw}'d0;
+      r2_valid <= r1_valid; r2_op <= r1_op; r2_warp <= r1_warp; r2_line <= r1_line;
+      r2_pbv <= r1_pbv; r2_pbidx <= r1_pbidx;
+      rsp_valid <= r2_valid; rsp_warp <= r2_warp; rsp_kind <= d_kind; rsp_idx <= d_idx;
+      ackq_count <= ack_count; ackq_epoch <= ack_epoch; doneq <= inv_done; drainq <= drain_all;
+      req_ready <= 1'b1;
+      error <= error | {{err_warp, err_ack}};
+   end
+end
+",
+            lm = LW - 1,
+            lw = LW,
+            iw = IW
+        ))
+    }
+}

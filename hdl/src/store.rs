@@ -1,0 +1,330 @@
+//! Access to the PB memories `pb_type`, `pb_line`, `pb_warps`
+//! (`docs/microarch.md` §3 "Memories", §4.0 "the RTL's synchronous reads lag
+//! by up to two writes; it forwards them").
+//!
+//! * Writes: the decision's write of cycle `c` is registered (`wq1`) and
+//!   lands in the memories at the end of `c+1`; `wq2` keeps it one more cycle
+//!   for forwarding. No write address comes from read data.
+//! * Request port (`rd1`): the read address is `r1.pbidx` (a register) while
+//!   the request is in `r1`; the registered read data misses the writes of
+//!   the two previous decisions (`wq2`, `wq1`), which are forwarded into it:
+//!   `k_*` is the architectural entry `k` in the decision cycle.
+//! * Head port (`rd0`): a 2-entry staging register holds the head entry
+//!   (`st0`, which the head action reads) and the next one (`st1`), kept
+//!   coherent with every write. The read address `pf` is a register equal to
+//!   `head + 2`: after a pop, the read data (forwarded) is the new `st1`.
+//!
+//! At most one memory read lies on any register-to-register path.
+
+use crate::blocks::{bv, mask, u};
+use rust_hdl::core::prelude::*;
+
+/// One PB entry's words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Ent {
+    ty: u64,
+    line: u64,
+    warps: u64,
+}
+
+/// One memory write: enables per memory, address, data, `pb_warps` mask.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Wr {
+    te: bool,
+    le: bool,
+    we: bool,
+    addr: u64,
+    ty: u64,
+    line: u64,
+    warps: u64,
+    mask: u64,
+}
+
+impl Wr {
+    /// `e` (the entry at `addr`) after this write.
+    fn apply(&self, e: Ent, addr: u64) -> Ent {
+        if self.addr != addr {
+            return e;
+        }
+        Ent {
+            ty: if self.te { self.ty } else { e.ty },
+            line: if self.le { self.line } else { e.line },
+            warps: if self.we {
+                (e.warps & !self.mask) | (self.warps & self.mask)
+            } else {
+                e.warps
+            },
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct State {
+    wq1: Wr,
+    wq2: Wr,
+    st0: Ent,
+    st1: Ent,
+    popped: bool,
+    pf: u64,
+}
+
+/// Memory write queue, forwarding and head staging.
+#[derive(Clone, Debug, Default, LogicBlock)]
+pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, bool>,
+    /// `k` of the request being decided (`r2.pbidx`).
+    pub k: Signal<In, Bits<IW>>,
+    pub head: Signal<In, Bits<IW>>,
+    /// The head entry leaves this cycle.
+    pub pop: Signal<In, bool>,
+    // this cycle's write (from the decision)
+    pub wr_type_en: Signal<In, bool>,
+    pub wr_line_en: Signal<In, bool>,
+    pub wr_warps_en: Signal<In, bool>,
+    pub wr_addr: Signal<In, Bits<IW>>,
+    pub wr_type: Signal<In, Bits<3>>,
+    pub wr_line: Signal<In, Bits<LW>>,
+    pub wr_warps: Signal<In, Bits<W>>,
+    pub wr_mask: Signal<In, Bits<W>>,
+    // registered read data of the memories: port 0 (pf), port 1 (r1.pbidx)
+    pub rda_type: Signal<In, Bits<3>>,
+    pub rda_line: Signal<In, Bits<LW>>,
+    pub rda_warps: Signal<In, Bits<W>>,
+    pub rdk_type: Signal<In, Bits<3>>,
+    pub rdk_line: Signal<In, Bits<LW>>,
+    pub rdk_warps: Signal<In, Bits<W>>,
+    /// Read address of port 0 (`head + 2`).
+    pub pf: Signal<Out, Bits<IW>>,
+    // the memories' write port (`wq1`)
+    pub m_type_we: Signal<Out, bool>,
+    pub m_line_we: Signal<Out, bool>,
+    pub m_warps_we: Signal<Out, bool>,
+    pub m_wa: Signal<Out, Bits<IW>>,
+    pub m_type_wd: Signal<Out, Bits<3>>,
+    pub m_line_wd: Signal<Out, Bits<LW>>,
+    pub m_warps_wd: Signal<Out, Bits<W>>,
+    pub m_warps_wm: Signal<Out, Bits<W>>,
+    /// Entry `k`, architectural.
+    pub k_type: Signal<Out, Bits<3>>,
+    pub k_line: Signal<Out, Bits<LW>>,
+    pub k_warps: Signal<Out, Bits<W>>,
+    /// The head entry (`st0`).
+    pub h_type: Signal<Out, Bits<3>>,
+    pub h_line: Signal<Out, Bits<LW>>,
+    pub h_warps: Signal<Out, Bits<W>>,
+    _s: State,
+}
+
+impl<const W: usize, const IW: usize, const LW: usize> PbStore<W, IW, LW> {
+    /// Read data made architectural: the two writes not yet in the memory.
+    fn fwd(&self, e: Ent, addr: u64) -> Ent {
+        let s = &self._s;
+        s.wq1.apply(s.wq2.apply(e, addr), addr)
+    }
+    fn rda(&self) -> Ent {
+        Ent {
+            ty: u(&self.rda_type),
+            line: u(&self.rda_line),
+            warps: u(&self.rda_warps),
+        }
+    }
+    fn rdk(&self) -> Ent {
+        Ent {
+            ty: u(&self.rdk_type),
+            line: u(&self.rdk_line),
+            warps: u(&self.rdk_warps),
+        }
+    }
+    fn next_state(&self) -> State {
+        if self.rst.val() {
+            return State {
+                pf: 2,
+                ..State::default()
+            };
+        }
+        let s = &self._s;
+        let im = mask(IW);
+        let head = u(&self.head);
+        let h1 = (head + 1) & im;
+        let st1_eff = if s.popped {
+            self.fwd(self.rda(), h1)
+        } else {
+            s.st1
+        };
+        let w = Wr {
+            te: self.wr_type_en.val(),
+            le: self.wr_line_en.val(),
+            we: self.wr_warps_en.val(),
+            addr: u(&self.wr_addr),
+            ty: u(&self.wr_type),
+            line: u(&self.wr_line),
+            warps: u(&self.wr_warps),
+            mask: u(&self.wr_mask),
+        };
+        let pop = self.pop.val();
+        State {
+            wq1: w,
+            wq2: s.wq1,
+            st0: if pop {
+                w.apply(st1_eff, h1)
+            } else {
+                w.apply(s.st0, head)
+            },
+            st1: w.apply(st1_eff, h1),
+            popped: pop,
+            pf: (s.pf + u64::from(pop)) & im,
+        }
+    }
+}
+
+impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, LW> {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            self._s = self.next_state();
+        }
+        let s = self._s;
+        let k = self.fwd(self.rdk(), u(&self.k));
+        self.pf.next = bv(s.pf);
+        self.m_type_we.next = s.wq1.te;
+        self.m_line_we.next = s.wq1.le;
+        self.m_warps_we.next = s.wq1.we;
+        self.m_wa.next = bv(s.wq1.addr);
+        self.m_type_wd.next = bv(s.wq1.ty);
+        self.m_line_wd.next = bv(s.wq1.line);
+        self.m_warps_wd.next = bv(s.wq1.warps);
+        self.m_warps_wm.next = bv(s.wq1.mask);
+        self.k_type.next = bv(k.ty);
+        self.k_line.next = bv(k.line);
+        self.k_warps.next = bv(k.warps);
+        self.h_type.next = bv(s.st0.ty);
+        self.h_line.next = bv(s.st0.line);
+        self.h_warps.next = bv(s.st0.warps);
+    }
+    fn connect(&mut self) {
+        self.pf.connect();
+        self.m_type_we.connect();
+        self.m_line_we.connect();
+        self.m_warps_we.connect();
+        self.m_wa.connect();
+        self.m_type_wd.connect();
+        self.m_line_wd.connect();
+        self.m_warps_wd.connect();
+        self.m_warps_wm.connect();
+        self.k_type.connect();
+        self.k_line.connect();
+        self.k_warps.connect();
+        self.h_type.connect();
+        self.h_line.connect();
+        self.h_warps.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        // `fwd(P, A)`: read data P at address A with wq2, then wq1, applied.
+        let fwd = |p: &str, a: &str| {
+            format!(
+                "\
+wire m2_{p} = m2_addr == {a};
+wire m1_{p} = m_wa == {a};
+wire [2:0] {p}_t2 = (m2_te & m2_{p}) ? m2_type : rd{p}_type;
+wire [{lm}:0] {p}_l2 = (m2_le & m2_{p}) ? m2_line : rd{p}_line;
+wire [{wm}:0] {p}_w2 = (m2_we & m2_{p}) ? ((rd{p}_warps & ~m2_mask) | (m2_warps & m2_mask)) : rd{p}_warps;
+wire [2:0] {p}_t = (m_type_we & m1_{p}) ? m_type_wd : {p}_t2;
+wire [{lm}:0] {p}_l = (m_line_we & m1_{p}) ? m_line_wd : {p}_l2;
+wire [{wm}:0] {p}_w = (m_warps_we & m1_{p}) ? ((({p}_w2 & ~m_warps_wm) | (m_warps_wd & m_warps_wm))) : {p}_w2;
+",
+                lm = LW - 1,
+                wm = W - 1,
+            )
+        };
+        // `ap(E, A, N)`: entry E at address A after this cycle's write, as N.
+        let ap = |e: &str, a: &str, n: &str| {
+            format!(
+                "\
+wire c_{n} = wr_addr == {a};
+wire [2:0] {n}_t = (wr_type_en & c_{n}) ? wr_type : {e}_t;
+wire [{lm}:0] {n}_l = (wr_line_en & c_{n}) ? wr_line : {e}_l;
+wire [{wm}:0] {n}_w = (wr_warps_en & c_{n}) ? (({e}_w & ~wr_mask) | (wr_warps & wr_mask)) : {e}_w;
+",
+                lm = LW - 1,
+                wm = W - 1,
+            )
+        };
+        let mut v = format!(
+            "\
+// wq2: the write before wq1 (the memories' write port is wq1, the outputs m_*)
+reg m2_te, m2_le, m2_we;
+reg [{im}:0] m2_addr;
+reg [2:0] m2_type;
+reg [{lm}:0] m2_line;
+reg [{wm}:0] m2_warps, m2_mask;
+// head staging: st0 = entry head (the outputs h_*), st1 = entry head+1
+reg [2:0] st1_t;
+reg [{lm}:0] st1_l;
+reg [{wm}:0] st1_w;
+reg popped;
+wire [{im}:0] h1 = head + {iw}'d1;
+wire [2:0] st0_t = h_type;
+wire [{lm}:0] st0_l = h_line;
+wire [{wm}:0] st0_w = h_warps;
+",
+            im = IW - 1,
+            iw = IW,
+            lm = LW - 1,
+            wm = W - 1,
+        );
+        // entry k: port 1 forwarded
+        v.push_str(&fwd("k", "k"));
+        // entry head+1 after a pop: port 0 forwarded
+        v.push_str(&fwd("a", "h1"));
+        v.push_str(&format!(
+            "\
+wire [2:0] s1_t = popped ? a_t : st1_t;
+wire [{lm}:0] s1_l = popped ? a_l : st1_l;
+wire [{wm}:0] s1_w = popped ? a_w : st1_w;
+",
+            lm = LW - 1,
+            wm = W - 1,
+        ));
+        v.push_str(&ap("st0", "head", "n0"));
+        v.push_str(&ap("s1", "h1", "n1"));
+        v.push_str(&format!(
+            "\
+always @(*) k_type = k_t;
+always @(*) k_line = k_l;
+always @(*) k_warps = k_w;
+
+always @(posedge clock) begin
+   if (rst) begin
+      m_type_we <= 1'b0; m_line_we <= 1'b0; m_warps_we <= 1'b0; m_wa <= {iw}'d0;
+      m_type_wd <= 3'd0; m_line_wd <= {lw}'d0; m_warps_wd <= {w}'d0; m_warps_wm <= {w}'d0;
+      m2_te <= 1'b0; m2_le <= 1'b0; m2_we <= 1'b0; m2_addr <= {iw}'d0;
+      m2_type <= 3'd0; m2_line <= {lw}'d0; m2_warps <= {w}'d0; m2_mask <= {w}'d0;
+      h_type <= 3'd0; h_line <= {lw}'d0; h_warps <= {w}'d0;
+      st1_t <= 3'd0; st1_l <= {lw}'d0; st1_w <= {w}'d0;
+      popped <= 1'b0; pf <= {iw}'d2;
+   end else begin
+      // the decision's write: to the memories next cycle
+      m_type_we <= wr_type_en; m_line_we <= wr_line_en; m_warps_we <= wr_warps_en;
+      m_wa <= wr_addr; m_type_wd <= wr_type; m_line_wd <= wr_line;
+      m_warps_wd <= wr_warps; m_warps_wm <= wr_mask;
+      m2_te <= m_type_we; m2_le <= m_line_we; m2_we <= m_warps_we; m2_addr <= m_wa;
+      m2_type <= m_type_wd; m2_line <= m_line_wd; m2_warps <= m_warps_wd; m2_mask <= m_warps_wm;
+      // staging, coherent with this cycle's write
+      if (pop) begin
+         h_type <= n1_t; h_line <= n1_l; h_warps <= n1_w;
+      end else begin
+         h_type <= n0_t; h_line <= n0_l; h_warps <= n0_w;
+      end
+      st1_t <= n1_t; st1_l <= n1_l; st1_w <= n1_w;
+      popped <= pop;
+      if (pop) pf <= pf + {iw}'d1;
+   end
+end
+",
+            iw = IW,
+            lw = LW,
+            w = W,
+        ));
+        Verilog::Custom(v)
+    }
+}
