@@ -1,20 +1,37 @@
-//! The SM front end driving the reference model (`docs/trace-format.md`,
-//! "Front end"): random traces finish without deadlock, every last store
-//! becomes durable, the stress targets (full PB, evictions, waits) are
-//! reached, long legal waits are not deadlocks, and a real deadlock names the
-//! flag an acquire waits for.
+//! The SM front end driving the reference model over the v2 interfaces
+//! (`docs/trace-format.md`, "Front end" and "Persistence domains";
+//! `docs/microarch.md` §2): random traces finish without deadlock with the
+//! fixed and the hostile domain, every last store becomes durable, per-warp
+//! persist order holds (`pmo`), the unit's `error` stays 0, the stress
+//! targets (full PB, evictions, waits) are reached, long legal waits are not
+//! deadlocks, and a real deadlock names the flag an acquire waits for.
 
 use sbrp_iface::{FlushPolicy, PbParams, PbUnit};
-use sbrp_sim_fast::frontend::{FrontEnd, FrontEndConfig};
+use sbrp_sim_fast::frontend::{DomainKind, FrontEnd, FrontEndConfig};
 use sbrp_sim_fast::randgen::{generate, RandSpec};
 use sbrp_sim_fast::PbModel;
 use sbrp_trace::{evaluate, Expect, Expectation, RunEnd, Trace};
 
 fn run(p: PbParams, sms: u32, warps: u32, seed: u64, ordering_percent: u64) -> FrontEnd {
+    run_in(p, sms, warps, seed, ordering_percent, DomainKind::Fixed)
+}
+
+fn run_in(
+    p: PbParams,
+    sms: u32,
+    warps: u32,
+    seed: u64,
+    ordering_percent: u64,
+    domain: DomainKind,
+) -> FrontEnd {
     let units: Vec<Box<dyn PbUnit>> = (0..sms)
         .map(|_| Box::new(PbModel::new(&p).unwrap()) as Box<dyn PbUnit>)
         .collect();
-    let cfg = FrontEndConfig::default();
+    let cfg = FrontEndConfig {
+        domain,
+        domain_seed: seed,
+        ..FrontEndConfig::default()
+    };
     let mut fe = FrontEnd::new(units, cfg.clone());
     fe.reset();
     let spec = RandSpec {
@@ -28,13 +45,17 @@ fn run(p: PbParams, sms: u32, warps: u32, seed: u64, ordering_percent: u64) -> F
         ordering_percent,
     };
     let mut t = generate(&spec, seed);
-    t.expects.push(Expectation {
-        line: 0,
-        what: Expect::AllDurable,
-    });
+    for what in [Expect::AllDurable, Expect::Pmo] {
+        t.expects.push(Expectation { line: 0, what });
+    }
     fe.load(&t).unwrap();
     fe.run(5_000_000, |_| true);
     assert!(fe.summary.deadlock.is_none(), "{:?}", fe.summary.deadlock);
+    assert_eq!(
+        fe.summary.check_failures,
+        Vec::<String>::new(),
+        "seed {seed}"
+    );
     assert!(fe.summary.finished, "seed {seed}: not finished");
     let fails = evaluate(&t.expects, &fe.execution());
     assert!(fails.is_empty(), "seed {seed}: {fails:?}");
@@ -57,6 +78,67 @@ fn random_traces_finish_and_persist_everything() {
             assert!(s.persists > 500 && s.flushes > 0);
         }
     }
+}
+
+#[test]
+fn random_traces_hold_their_orderings_with_the_hostile_domain() {
+    let mut evict_flushes = 0;
+    for policy in [FlushPolicy::Window, FlushPolicy::Eager, FlushPolicy::Lazy] {
+        for seed in 0..3 {
+            let p = PbParams {
+                entries: 16,
+                warps: 8,
+                lines: 64,
+                policy,
+                ..PbParams::default()
+            };
+            let fe = run_in(p, 2, 8, seed, 29, DomainKind::Hostile);
+            let s = &fe.summary;
+            assert!(s.persists > 500, "{s:?}");
+            evict_flushes += s.evict_flushes;
+        }
+    }
+    assert!(evict_flushes > 0);
+}
+
+/// The unit's `error` output is a check failure: an ack the unit did not
+/// count (a broken domain) stops the run with a message.
+#[test]
+fn a_unit_error_is_a_check_failure() {
+    use sbrp_sim_fast::frontend::{PersistenceDomain, Taken, Tick};
+    /// Acknowledges one flush of epoch 0 in every cycle, taken or not.
+    struct Liar;
+    impl PersistenceDomain for Liar {
+        fn flush_ready(&mut self, _: u64) -> bool {
+            true
+        }
+        fn accept(&mut self, _: Taken, _: u64) {}
+        fn tick(&mut self, _: u64, t: &mut Tick) {
+            t.durable.clear();
+            t.ack = (1, 0);
+        }
+        fn inv_delay(&mut self) -> u64 {
+            0
+        }
+        fn in_flight(&self) -> usize {
+            0
+        }
+        fn violation(&self) -> Option<&str> {
+            None
+        }
+    }
+    let p = PbParams::default();
+    let units: Vec<Box<dyn PbUnit>> = vec![Box::new(PbModel::new(&p).unwrap())];
+    let mut fe = FrontEnd::with_domains(units, vec![Box::new(Liar)], FrontEndConfig::default());
+    fe.reset();
+    fe.load(&sbrp_trace::parse("0.0 st.pm 0x40 1\n", "e").unwrap())
+        .unwrap();
+    fe.run(1000, |_| true);
+    let f = &fe.summary.check_failures;
+    assert!(
+        f.len() == 1 && f[0].contains("SM 0: unit error 0b01"),
+        "{f:?}"
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use sbrp_trace::{parse, Trace};
 use crate::error::Result;
 
 /// Every trace of `testbench/litmus/`: (name, text), sorted by name.
-pub const LITMUS: [(&str, &str); 18] = [
+pub const LITMUS: [(&str, &str); 20] = [
     (
         "01_same_line_after_ofence",
         include_str!("../litmus/01_same_line_after_ofence.trace"),
@@ -72,6 +72,11 @@ pub const LITMUS: [(&str, &str); 18] = [
         "18_lost_update_across_sms",
         include_str!("../litmus/18_lost_update_across_sms.trace"),
     ),
+    (
+        "19_eviction_other_warps_fence",
+        include_str!("../litmus/19_eviction_other_warps_fence.trace"),
+    ),
+    ("starvation", include_str!("../litmus/starvation.trace")),
 ];
 
 /// The embedded traces, parsed and their `config` lines checked; errors name

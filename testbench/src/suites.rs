@@ -1,5 +1,9 @@
 //! Co-simulation suites: traces through the SM front end into the RTL
-//! (Verilator), the reference model, or both in lockstep.
+//! (Verilator), the reference model, or both in lockstep
+//! (`docs/trace-format.md`; `docs/microarch.md` §2 v2 interfaces). The
+//! random suite runs behind the hostile persistence domain and checks the
+//! durable state (`alldurable`, `pmo`) besides RTL = model; the fuzz suite
+//! drives raw stimulus closed-loop (`RawStimulus::observe`).
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -11,7 +15,7 @@ use sbrp_iface::stimulus::RawStimulus;
 use sbrp_iface::vcd::{Traced, WaveStatus};
 use sbrp_iface::{PbIn, PbParams, PbUnit};
 use sbrp_sim_fast::frontend::{
-    check_fits, FrontEnd, FrontEndConfig, LoadError, NullSink, RunSummary,
+    check_fits, DomainKind, FrontEnd, FrontEndConfig, LoadError, NullSink, RunSummary,
 };
 use sbrp_sim_fast::randgen::{generate, RandSpec};
 use sbrp_sim_fast::{Fault, PbModel};
@@ -42,6 +46,10 @@ pub struct RunOpts {
     pub max_cycles: u64,
     /// Write each run's execution record (JSON, for a persistency checker) here.
     pub record_dir: Option<PathBuf>,
+    /// The persistence domain of the random suite's runs (hostile unless
+    /// told otherwise; each chunk seeds it with the chunk's seed). Trace
+    /// runs use `fe.domain` and the trace's `config domain=` line.
+    pub random_domain: DomainKind,
 }
 
 impl RunOpts {
@@ -57,6 +65,7 @@ impl RunOpts {
             fault: Fault::None,
             max_cycles: 2_000_000,
             record_dir: None,
+            random_domain: DomainKind::Hostile,
         }
     }
 }
@@ -250,9 +259,11 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     }
     let mismatch = slot.borrow_mut().take();
     if mismatch.is_none() {
+        // The unit's `error`, interface breaches seen by the bench.
+        out.fails.extend(fe.summary.check_failures.iter().cloned());
         if let Some(dl) = &fe.summary.deadlock {
             out.fails.push(format!("deadlock: {dl}"));
-        } else if !fe.summary.finished {
+        } else if !fe.summary.finished && fe.summary.check_failures.is_empty() {
             out.fails
                 .push(format!("did not finish within {} cycles", opts.max_cycles));
         }
@@ -372,12 +383,14 @@ pub fn run_random(
         let spec = rand_spec(&opts.params, &opts.fe, chunk);
         let this_seed = chunk_seed(seed, chunk);
         let mut t = generate(&spec, this_seed);
-        t.expects.push(Expectation {
-            line: 0,
-            what: Expect::AllDurable,
-        });
+        // Durable-state checks beyond RTL = model (`docs/trace-format.md`).
+        for what in [Expect::AllDurable, Expect::Pmo] {
+            t.expects.push(Expectation { line: 0, what });
+        }
         let mut o = opts.clone();
         o.max_cycles = cycles - elapsed;
+        o.fe.domain = opts.random_domain;
+        o.fe.domain_seed = this_seed;
         let name = format!("random_s{seed}_c{chunk}");
         let r = run_trace(&t, &o, rtl, &name)?;
         elapsed += r.summary.cycles;
@@ -447,7 +460,11 @@ pub fn workload_stimulus(p: &PbParams, seed: u64, cycles: u64) -> Result<Vec<PbI
     Ok(out)
 }
 
-/// Raw random stimulus into two implementations in lockstep for `cycles`.
+/// Raw random stimulus into two implementations in lockstep for `cycles`,
+/// closed loop: the stimulus sees every cycle's outputs (`observe`), so it
+/// keeps the L1 hooks the responses return, acknowledges only flushes it
+/// saw taken (random order and bursts) and answers invalidations, besides
+/// its random back-pressure and protocol noise.
 pub fn run_fuzz(
     seed: u64,
     cycles: u64,
@@ -458,9 +475,13 @@ pub fn run_fuzz(
     let slot: MismatchSlot = Rc::new(RefCell::new(None));
     let mut l = Lockstep::new(a, b, 0, slot.clone());
     let mut stim = RawStimulus::new(&p, seed);
-    l.step(&sbrp_iface::PbIn::reset());
+    let rst = sbrp_iface::PbIn::reset();
+    let out = l.step(&rst);
+    stim.observe(&rst, &out);
     for _ in 0..cycles {
-        l.step(&stim.next_input());
+        let inp = stim.next_input();
+        let out = l.step(&inp);
+        stim.observe(&inp, &out);
         if slot.borrow().is_some() {
             break;
         }

@@ -1,12 +1,15 @@
 //! Lockstep co-simulation of the Verilated RTL and the reference model:
-//! the litmus suite, random traces over the corners of the parameter space,
-//! raw fuzzing, and negative controls (an altered model, an altered RTL file)
-//! that must be caught within a bounded number of cycles.
+//! the litmus suite, random traces over the corners of the parameter space
+//! (hostile persistence domain, `alldurable` and `pmo` checked), closed-loop
+//! raw fuzzing, and negative controls (an altered model, an altered RTL
+//! file) that must be caught within a bounded number of cycles. The
+//! `model_*` tests need no RTL: the same suites with the model engine.
 
 use std::path::PathBuf;
 
+use sbrp_iface::PbUnit;
 use sbrp_iface::{FlushPolicy, PbParams};
-use sbrp_sim_fast::Fault;
+use sbrp_sim_fast::{Fault, PbModel};
 use sbrp_testbench::suites::{
     litmus_dir, litmus_files, load_trace, rtl_and_model, run_fuzz, run_random, run_trace, Rtl,
     RunOpts,
@@ -18,6 +21,90 @@ fn opts(p: PbParams) -> RunOpts {
     let mut o = RunOpts::new(p);
     o.mismatch_dir = std::env::temp_dir().join(format!("sbrp-mismatch-{}", std::process::id()));
     o
+}
+
+fn model_opts(p: PbParams) -> RunOpts {
+    let mut o = opts(p);
+    o.engine = Engine::Model;
+    o
+}
+
+#[test]
+fn model_litmus_suite_passes() {
+    let o = model_opts(PbParams::default());
+    for f in litmus_files(&litmus_dir()).unwrap() {
+        let t = load_trace(&f).unwrap();
+        let r = run_trace(&t, &o, None, "litmus").unwrap();
+        assert!(r.ok(), "{}: {:?}", f.display(), r.fails);
+    }
+}
+
+/// The random suite on the model: hostile domain, durable-state checks.
+#[test]
+fn model_random_suite_with_the_hostile_domain() {
+    for policy in [FlushPolicy::Window, FlushPolicy::Eager, FlushPolicy::Lazy] {
+        let p = PbParams {
+            entries: 16,
+            warps: 8,
+            lines: 64,
+            policy,
+            ..PbParams::default()
+        };
+        let r = run_random(5, 60_000, &model_opts(p), None).unwrap();
+        assert!(r.fails.is_empty(), "{policy}: {:?}", r.fails);
+        assert!(r.chunks >= 1 && r.persists > 100, "{policy}: {r:?}");
+    }
+}
+
+/// Closed-loop fuzzing of the model against itself agrees; against a
+/// faulty model it diverges (the comparator sees the fault).
+#[test]
+fn model_fuzz_closed_loop() {
+    let p = PbParams {
+        entries: 16,
+        warps: 4,
+        lines: 16,
+        ..PbParams::default()
+    };
+    let m = |f: Fault| -> Box<dyn PbUnit> { Box::new(PbModel::new(&p).unwrap().with_fault(f)) };
+    assert!(run_fuzz(7, 50_000, m(Fault::None), m(Fault::None)).is_none());
+    for f in [
+        Fault::IgnoreFsm,
+        Fault::WindowOffByOne,
+        Fault::GlobalRelease,
+    ] {
+        assert!(
+            run_fuzz(1, 200_000, m(Fault::None), m(f)).is_some(),
+            "{f:?} not caught"
+        );
+    }
+}
+
+/// Negative controls through the litmus expectations, model only: v1's
+/// global release starves `starvation.trace`'s warp 0 past its bound; an
+/// eviction that ignores its warps' fences breaks litmus 19's ordering.
+#[test]
+fn model_faults_fail_their_litmus_traces() {
+    let mut o = model_opts(PbParams::default());
+    for (fault, trace, what) in [
+        (Fault::GlobalRelease, "starvation.trace", "within 1000"),
+        (
+            Fault::EvictIgnoreOrdering,
+            "19_eviction_other_warps_fence.trace",
+            "forbidden durable state",
+        ),
+    ] {
+        let t = load_trace(&litmus_dir().join(trace)).unwrap();
+        o.fault = Fault::None;
+        assert!(run_trace(&t, &o, None, "ok").unwrap().ok(), "{trace}");
+        o.fault = fault;
+        let r = run_trace(&t, &o, None, "fault").unwrap();
+        assert!(
+            r.fails.iter().any(|f| f.contains(what)),
+            "{fault:?} on {trace}: {:?}",
+            r.fails
+        );
+    }
 }
 
 #[test]
@@ -60,7 +147,8 @@ fn corners(policy: FlushPolicy) {
                 let tag = p.tag();
                 assert!(r.mismatch.is_none(), "{tag}: {}", r.mismatch.unwrap());
                 assert!(r.fails.is_empty(), "{tag}: {:?}", r.fails);
-                assert!(r.cycles >= cycles && r.persists > 100, "{tag}: {r:?}");
+                // Hostile domain: up to 2000 cycles per flush, so fewer persists.
+                assert!(r.cycles >= cycles && r.persists > 30, "{tag}: {r:?}");
                 if entries == 16 {
                     // Small buffers reach back-pressure: refusals or waits.
                     assert!(r.refused + r.waits > 0, "{tag}: {r:?}");
@@ -116,6 +204,8 @@ fn altered_model_is_caught_within_bounded_cycles() {
         Fault::IgnoreFsm,
         Fault::WindowOffByOne,
         Fault::DFenceNoWait,
+        Fault::GlobalRelease,
+        Fault::EvictIgnoreOrdering,
     ] {
         o.params = PbParams::default();
         o.fault = m;
