@@ -33,40 +33,64 @@ fn default_config_steps_through_reset_and_requests() {
     let mut rtl = build(&p);
     rtl.step(&PbIn::reset());
     let o = rtl.step(&PbIn::idle());
-    assert!(o.idle, "{o:?}");
+    assert!(o.idle && !o.req_ready, "{o:?}");
     assert_eq!((o.obs_head, o.obs_tail, o.stall, o.obs_actr), (0, 0, 0, 0));
-    // A store allocates an entry at the tail.
+    // A store taken in cycle 2 is decided in 4: the entry and the response
+    // show in 5, and (window policy, ACTR 0) the head flushes it in 5, so
+    // the flush is offered from 6 (docs/microarch.md §2, §4).
     let o = rtl.step(&PbIn::req(Op::Store, 3, 17));
     assert!(o.req_ready, "{o:?}");
-    let o = rtl.step(&PbIn::req(Op::Store, 4, 18));
-    assert!(o.req_ready, "{o:?}");
-    // It shows in the next cycle's registered outputs, and (window policy,
-    // ACTR 0) the head flushes it in that cycle (docs/microarch.md §4.1).
+    rtl.step(&PbIn::idle());
+    rtl.step(&PbIn::idle());
+    let o = rtl.step(&PbIn::idle());
     assert_eq!((o.obs_head, o.obs_tail), (0, 1), "{o:?}");
+    assert_eq!(
+        (o.rsp_valid, o.rsp_warp, o.rsp_kind, o.rsp_idx),
+        (true, 3, 0, 0)
+    );
+    let o = rtl.step(&PbIn::idle().with_flush_ready(true));
     assert!(o.flush_valid && !o.flush_evict, "{o:?}");
-    assert_eq!((o.flush_line, o.flush_warps), (17, 1 << 3), "{o:?}");
-    // Then a few hundred random cycles run without error; drain at the end.
+    assert_eq!(
+        (o.flush_line, o.flush_warps, o.obs_actr),
+        (17, 1 << 3, 1),
+        "{o:?}"
+    );
+    // Then random cycles run without error (closed loop); drain at the end.
     let mut stim = RawStimulus::new(&p, 7);
     for _ in 0..500 {
         let i = stim.next_input();
         let o = rtl.step(&i);
+        stim.observe(&i, &o);
         assert!(o.obs_actr <= p.actr_max());
         assert!(o.obs_head < p.entries && o.obs_tail < p.entries);
         assert_eq!(o.stall & !p.warp_mask(), 0);
     }
+    // Drain: take every flush, acknowledge each epoch's flushes, answer
+    // invalidations.
     let mut idle = false;
-    for _ in 0..10 * p.entries {
-        let o = rtl.step(&PbIn {
+    let mut pending = [0u32; 4];
+    let mut o = rtl.step(&PbIn::idle());
+    for _ in 0..20 * p.entries {
+        let e = (0..4).find(|&e| pending[e] > 0).unwrap_or(0);
+        let n = pending[e].min(7);
+        pending[e] -= n;
+        let i = PbIn {
             drain_all: true,
-            ack: true,
+            flush_ready: true,
+            inv_done: o.inv_req,
             ..PbIn::idle()
-        });
-        if o.idle {
+        }
+        .with_ack(n as u8, e as u8);
+        if o.flush_valid {
+            pending[o.flush_epoch as usize] += 1;
+        }
+        o = rtl.step(&i);
+        if o.idle && o.stall == 0 {
             idle = true;
             break;
         }
     }
-    assert!(idle, "the unit did not drain");
+    assert!(idle, "the unit did not drain: {o:?}");
 }
 
 /// The same generated RTL stepped by Verilator and by rust-hdl's simulator
@@ -80,6 +104,7 @@ fn matches_rust_hdl_sim(p: PbParams, cycles: usize, seed: u64) {
         let mut i = stim.next_input();
         i.rst |= c == 0;
         let (a, b) = (rtl.step(&i), sim.step(&i));
+        stim.observe(&i, &a);
         assert_eq!(
             a, b,
             "cycle {c}, input {i:?}: verilator left, rust-hdl right"

@@ -7,7 +7,17 @@ use sbrp_sim_fast::PbModel;
 
 fn main() {
     let p = PbParams::default();
-    let inputs: Vec<PbIn> = RawStimulus::new(&p, 7).take(1 << 16).collect();
+    // A closed-loop ring: the stimulus learns hooks and acks from the model.
+    let mut rec = PbModel::new(&p).unwrap();
+    let mut stim = RawStimulus::new(&p, 7);
+    let inputs: Vec<PbIn> = (0..1 << 16)
+        .map(|_| {
+            let i = stim.next_input();
+            let o = rec.step(&i);
+            stim.observe(&i, &o);
+            i
+        })
+        .collect();
     let cycles: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())
@@ -16,7 +26,8 @@ fn main() {
     let mut flushes = 0u64;
     let t = std::time::Instant::now();
     for c in 0..cycles {
-        flushes += m.step(&inputs[c as usize & 0xffff]).flush_valid as u64;
+        let i = &inputs[c as usize & 0xffff];
+        flushes += (m.step(i).flush_valid && i.flush_ready) as u64;
     }
     let s = t.elapsed().as_secs_f64();
     println!(

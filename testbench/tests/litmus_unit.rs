@@ -58,16 +58,6 @@ fn timing_of_one_store() {
         );
         assert_eq!(b.at(c + 4).obs_actr, 1);
     }
-
-    /// Warp 3 stores lines 8..13 from cycle 2; they flush at 5..10 (taken 6..11)
-    /// and fill the window: ACTR = 6 from cycle 11, later persists stay.
-    fn fill_window(b: &mut Driver) {
-        assert_eq!(b.now(), 2);
-        for l in 8..14 {
-            b.store(3, l);
-        }
-        assert_eq!(b.now(), 8);
-    }
 }
 
 #[test]

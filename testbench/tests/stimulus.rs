@@ -19,7 +19,7 @@ fn workload_stimulus_is_a_reproducible_front_end_stream() {
         );
     }
     assert!(reqs.iter().all(|i| (i.req_warp as u32) < p.warps));
-    assert!(s.iter().any(|i| i.ack), "no persistence acks");
+    assert!(s.iter().any(|i| i.ack_count > 0), "no persistence acks");
     assert_eq!(
         s,
         workload_stimulus(&p, 3, 40_000).unwrap(),
