@@ -202,7 +202,7 @@ mod tests {
             e.contains("req_line is input [10], expected input [9]"),
             "{e}"
         );
-        assert!(e.contains("missing output obs_drain [1]"), "{e}");
+        assert!(e.contains("missing output obs_epoch [2]"), "{e}");
         assert!(e.contains("unexpected output extra [2]"), "{e}");
     }
 
