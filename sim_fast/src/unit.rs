@@ -106,6 +106,11 @@ pub struct PbModel {
     ep_edm_or: u64,
     /// `stall` = odm | edm | inv_cur | inv_next.
     stall: u64,
+    /// `rel` of §4.3 for the current epoch counters and pointers.
+    ep_rel: bool,
+    /// A retirement's `fsm_add` and `edm_add` (4.1), for the epochs (4.3).
+    fsm_add: u64,
+    edm_add: u64,
     /// The outputs of the next cycle (= [`PbModel::observe`]).
     out: PbOut,
     // memories, sized for the largest parameters (masked indices need no bounds checks)
@@ -184,6 +189,9 @@ impl PbModel {
             fsm: 0,
             ep_edm_or: 0,
             stall: 0,
+            ep_rel: false,
+            fsm_add: 0,
+            edm_add: 0,
             out: PbOut::default(),
             pb: Box::new([Entry::default(); MAX_ENTRIES]),
             fault: Fault::None,
@@ -326,6 +334,27 @@ impl PbModel {
         }
     }
 
+    /// 4.4 push: allocates `e` at the tail.
+    #[inline(always)]
+    fn allocate(&mut self, e: Entry) {
+        let tail = self.tail;
+        *self.e_mut(tail) = e;
+        self.last_type = e.ty;
+        self.tail = (tail + 1) & self.n_mask;
+        self.out.obs_tail = self.tail;
+    }
+
+    /// The new flush of the cycle enters the FIFO's free slot; 4.4 counts it.
+    /// The slot `fifo_head + fifo_n` is the one 4.4 would use: a same-cycle
+    /// pop moves the head and the count together (and `can_flush` leaves a
+    /// free slot, so it is not the popped one).
+    #[inline(always)]
+    fn fifo_enter(&mut self, f: FlushQ) {
+        let slot = (self.fifo_head + self.fifo_n) % F;
+        self.fifo[slot] = f;
+        self.fifo_line[slot] = f.line;
+    }
+
     /// The FIFO head's outputs (`flush_*`), after the FIFO changed.
     #[inline(always)]
     fn out_fifo_head(&mut self) {
@@ -339,6 +368,42 @@ impl PbModel {
         self.out.flush_warps = f.warps;
         self.out.flush_evict = f.evict;
         self.out.flush_epoch = f.epoch;
+    }
+
+    /// 4.1 `RETIRE` of the ordering entry `he` at the head `h`: queue pops
+    /// and `odm_clr` (applied now: nothing before 4.4 reads `odm`, and 4.4
+    /// sets `odm_set` after the clear); `fsm_add` and `edm_add` are kept for
+    /// the epochs (4.3); returns `inv_add`.
+    #[inline(never)]
+    fn retire(&mut self, he: Entry, h: u32) -> u64 {
+        let hw = he.warps & self.warp_mask;
+        self.fsm_add = hw;
+        self.edm_add = 0;
+        let mut odm_clr = 0;
+        match he.ty {
+            ty::DFENCE | ty::REL_DEVICE => {
+                odm_clr = hw;
+                if !(self.fault == Fault::DFenceNoWait && he.ty == ty::DFENCE) {
+                    self.edm_add = hw;
+                }
+            }
+            ty::ACQ_DEVICE => odm_clr = hw,
+            _ => {}
+        }
+        self.odm &= !odm_clr;
+        self.out.obs_odm = self.odm;
+        // Queue pops: only warps the entry names can have it as their oldest.
+        for v in bits(hw) {
+            if self.oq_n[v] > 0 && self.oq[v][0] == h {
+                self.oq[v][0] = self.oq[v][1];
+                self.oq_n[v] -= 1;
+            }
+        }
+        if he.ty == ty::DFENCE || he.ty == ty::ACQ_DEVICE {
+            hw
+        } else {
+            0
+        }
     }
 
     /// §7: every register to 0; the memories keep their contents.
@@ -499,8 +564,11 @@ impl PbUnit for PbModel {
         // 4.2 request
         let mut rsp_kind = 0;
         let mut rsp_idx = 0;
-        let mut push: Option<Entry> = None;
-        let mut evict_flush: Option<FlushQ> = None;
+        // Allocations (4.4's push) and the eviction flush are written when
+        // decided: nothing later in the cycle reads tail, last_type, the new
+        // slot or the FIFO's free slot.
+        let mut push = false;
+        let mut evict_flush = false;
         let mut odm_set = 0u64;
         let mut target: Option<u32> = None;
         let mut wait_set: Option<(usize, u32)> = None;
@@ -541,7 +609,8 @@ impl PbUnit for PbModel {
                     } else if !self.full {
                         rsp_kind = RspKind::Performed as u8;
                         rsp_idx = self.tail;
-                        push = Some(Entry {
+                        push = true;
+                        self.allocate(Entry {
                             warps: wbit,
                             line: l,
                             ty: ty::PERSIST,
@@ -563,7 +632,8 @@ impl PbUnit for PbModel {
                             target = Some(k);
                         } else if m & fsm_gate == 0 && can_flush() {
                             rsp_kind = RspKind::Performed as u8;
-                            evict_flush = Some(FlushQ {
+                            evict_flush = true;
+                            self.fifo_enter(FlushQ {
                                 line: l,
                                 warps: ek.warps,
                                 evict: true,
@@ -590,13 +660,15 @@ impl PbUnit for PbModel {
                         Some(y)
                     } else if !self.full {
                         rsp_kind = RspKind::Performed as u8;
-                        push = Some(Entry {
+                        let tail = self.tail;
+                        push = true;
+                        self.allocate(Entry {
                             warps: wbit,
                             line: 0,
                             ty: t,
                         });
-                        oq_push = Some((w, self.tail));
-                        Some(self.tail)
+                        oq_push = Some((w, tail));
+                        Some(tail)
                     } else {
                         None
                     };
@@ -612,23 +684,17 @@ impl PbUnit for PbModel {
             }
         }
 
-        let head_final = if evict_flush.is_some() {
-            HeadAct::None
-        } else {
-            head_act
-        };
+        let head_final = if evict_flush { HeadAct::None } else { head_act };
         let pop = head_final != HeadAct::None;
 
         // head action effects
         let mut flush_now = evict_flush;
         let mut join = false;
-        let mut fsm_add = 0u64;
-        let mut edm_add = 0u64;
-        let mut odm_clr = 0u64;
         let mut inv_add = 0u64;
         match head_final {
             HeadAct::Flush => {
-                flush_now = Some(FlushQ {
+                flush_now = true;
+                self.fifo_enter(FlushQ {
                     line: he.line,
                     warps: he.warps,
                     evict: false,
@@ -636,29 +702,8 @@ impl PbUnit for PbModel {
                 });
             }
             HeadAct::Retire => {
-                let hw = he.warps & self.warp_mask;
                 join = true;
-                fsm_add = hw;
-                match he.ty {
-                    ty::DFENCE | ty::REL_DEVICE => {
-                        odm_clr = hw;
-                        if !(self.fault == Fault::DFenceNoWait && he.ty == ty::DFENCE) {
-                            edm_add = hw;
-                        }
-                    }
-                    ty::ACQ_DEVICE => odm_clr = hw,
-                    _ => {}
-                }
-                if he.ty == ty::DFENCE || he.ty == ty::ACQ_DEVICE {
-                    inv_add = hw;
-                }
-                // Queue pops: only warps the entry names can have it as their oldest.
-                for v in bits(hw) {
-                    if self.oq_n[v] > 0 && self.oq[v][0] == h {
-                        self.oq[v][0] = self.oq[v][1];
-                        self.oq_n[v] -= 1;
-                    }
-                }
+                inv_add = self.retire(he, h);
             }
             HeadAct::Pop | HeadAct::None => {}
         }
@@ -669,46 +714,55 @@ impl PbUnit for PbModel {
         }
 
         // entry waits
+        // `masks` records a change of odm, wait_ent, the epoch masks or the
+        // invalidation masks: only then are edm and stall recomputed.
+        let mut masks = false;
         if self.fault == Fault::GlobalRelease {
-            if self.actr == 0 && !self.drain_pend {
+            if self.actr == 0 && !self.drain_pend && self.wait_ent != 0 {
                 self.wait_ent = 0;
+                masks = true;
             }
-        } else if pop {
+        } else if pop && self.wait_ent != 0 {
             for v in bits(self.wait_ent) {
                 if self.wait_idx[v] == h {
                     self.wait_ent &= !(1u64 << v);
+                    masks = true;
                 }
             }
         }
         if let Some((v, k)) = wait_set {
             self.wait_ent |= 1u64 << v;
             self.wait_idx[v] = k;
+            masks = true;
         }
 
         // drain target
         // (Unchanged without a new target, unless the pop reaches drain_idx.)
-        let (drain_pend, drain_idx) = if target.is_some() || (pop && self.drain_pend) {
+        if target.is_some() | (pop & self.drain_pend) {
             let pend_after = self.drain_pend && !(pop && h == self.drain_idx);
             match target {
-                Some(e) if !pend_after || self.age(e) > self.age(self.drain_idx) => (true, e),
-                _ => (pend_after, self.drain_idx),
+                Some(e) if !pend_after || self.age(e) > self.age(self.drain_idx) => {
+                    (self.drain_pend, self.drain_idx) = (true, e);
+                }
+                _ => self.drain_pend = pend_after,
             }
-        } else {
-            (self.drain_pend, self.drain_idx)
-        };
+            self.out.obs_drain = self.drain_pend;
+        }
 
         // 4.3 epochs
         let (ack_n, ack_e) = (
             (self.inq.ack_count & 7) as u32,
             (self.inq.ack_epoch & 3) as usize,
         );
-        let cur = self.ep_cur as usize & (E - 1);
-        let old = self.ep_old as usize & (E - 1);
-        let rel = self.ectr[old] == 0 && old != cur;
-        let flushed = flush_now.is_some() as u32;
-        // Counters (no-ops without a flush or an ack).
-        let (ectr_cur, ectr_old) = (self.ectr[cur], self.ectr[old]);
-        if flushed != 0 || ack_n != 0 {
+        let flushed = flush_now as u32;
+        // `ep_rel` is `rel` (below) for the current counters and pointers:
+        // without a flush, an ack, a join or a release nothing below changes.
+        if flush_now | (ack_n != 0) | join | self.ep_rel {
+            let cur = self.ep_cur as usize & (E - 1);
+            let old = self.ep_old as usize & (E - 1);
+            let rel = self.ectr[old] == 0 && old != cur;
+            let (ectr_cur, ectr_old) = (self.ectr[cur], self.ectr[old]);
+            // counters
             let acked = ack_n.min(self.ectr[ack_e]);
             if ack_n > self.ectr[ack_e] {
                 err |= 1;
@@ -717,126 +771,130 @@ impl PbUnit for PbModel {
             self.ectr[ack_e] -= acked;
             self.actr = self.actr + flushed - acked;
             self.out.obs_actr = self.actr;
-        }
-        // Masks and epoch pointers: without a join or a release every update
-        // below is a no-op (need_adv needs join; a closed epoch reopens only on rel).
-        if join || rel {
-            let j = if ectr_cur != 0 {
-                cur
-            } else {
-                (cur + E - 1) % E
-            };
-            let nowait = (ectr_cur == 0 && cur == old) || (j == old && ectr_old == 0);
-            let need_adv = join && !nowait && ectr_cur != 0;
-            let room = (cur + 1) % E != old || rel;
-            if rel {
-                self.ep_fsm[old] = 0;
-                self.ep_edm[old] = 0;
-                self.ep_old = ((old + 1) % E) as u8;
-            }
-            if join && !nowait {
-                self.ep_fsm[j] |= fsm_add;
-                self.ep_edm[j] |= edm_add;
-            }
-            if self.ep_closed {
-                if rel {
-                    self.ep_cur = ((cur + 1) % E) as u8;
-                    self.ep_closed = false;
-                }
-            } else if need_adv {
-                if room {
-                    self.ep_cur = ((cur + 1) % E) as u8;
+            // Masks and epoch pointers: without a join or a release every
+            // update below is a no-op (need_adv needs join; a closed epoch
+            // reopens only on rel).
+            if join || rel {
+                let j = if ectr_cur != 0 {
+                    cur
                 } else {
-                    self.ep_closed = true;
+                    (cur + E - 1) % E
+                };
+                let nowait = (ectr_cur == 0 && cur == old) || (j == old && ectr_old == 0);
+                let need_adv = join && !nowait && ectr_cur != 0;
+                let room = (cur + 1) % E != old || rel;
+                if rel {
+                    self.ep_fsm[old] = 0;
+                    self.ep_edm[old] = 0;
+                    self.ep_old = ((old + 1) % E) as u8;
                 }
+                if join && !nowait {
+                    self.ep_fsm[j] |= self.fsm_add;
+                    self.ep_edm[j] |= self.edm_add;
+                }
+                if self.ep_closed {
+                    if rel {
+                        self.ep_cur = ((cur + 1) % E) as u8;
+                        self.ep_closed = false;
+                    }
+                } else if need_adv {
+                    if room {
+                        self.ep_cur = ((cur + 1) % E) as u8;
+                    } else {
+                        self.ep_closed = true;
+                    }
+                }
+                self.fsm = self.fsm_of_epochs();
+                self.ep_edm_or = self.ep_edm.iter().fold(0, |a, m| a | m);
+                self.out.obs_fsm = self.fsm;
+                self.out.obs_epoch = self.ep_cur;
+                masks = true;
             }
-            self.fsm = self.fsm_of_epochs();
-            self.ep_edm_or = self.ep_edm.iter().fold(0, |a, m| a | m);
-            self.out.obs_fsm = self.fsm;
-            self.out.obs_epoch = self.ep_cur;
+            let (cur, old) = (
+                self.ep_cur as usize & (E - 1),
+                self.ep_old as usize & (E - 1),
+            );
+            self.ep_rel = self.ectr[old] == 0 && old != cur;
         }
 
-        // 4.4 next state: invalidation
-        let done = self.inq.inv_done && self.inv_req;
-        if done {
-            self.inv_cur = self.inv_next | inv_add;
-            self.inv_next = 0;
-            self.inv_req = false;
-        } else if self.inv_req {
-            self.inv_next |= inv_add;
-        } else {
-            self.inv_cur |= inv_add;
-            self.inv_req = self.inv_cur != 0;
+        // 4.4 next state: invalidation (nothing to do when idle and no warp joins)
+        if self.inv_req | ((self.inv_cur | inv_add) != 0) {
+            let done = self.inq.inv_done && self.inv_req;
+            if done {
+                self.inv_cur = self.inv_next | inv_add;
+                self.inv_next = 0;
+                self.inv_req = false;
+            } else if self.inv_req {
+                self.inv_next |= inv_add;
+            } else {
+                self.inv_cur |= inv_add;
+                self.inv_req = self.inv_cur != 0;
+            }
+            self.out.inv_req = self.inv_req;
+            masks = true;
         }
 
-        // flush FIFO: the taken head leaves, the new flush enters
-        let fifo_pop = self.fifo_n > 0 && inp.flush_ready;
+        // flush FIFO: the taken head leaves, the new flush entered (fifo_enter)
+        let fifo_was = self.fifo_n;
+        let fifo_pop = fifo_was > 0 && inp.flush_ready;
         if fifo_pop {
             self.fifo_line[self.fifo_head] = NO_LINE;
             self.fifo_head = (self.fifo_head + 1) % F;
-            self.fifo_n -= 1;
         }
-        if let Some(f) = flush_now {
-            let slot = (self.fifo_head + self.fifo_n) % F;
-            self.fifo[slot] = f;
-            self.fifo_line[slot] = f.line;
-            self.fifo_n += 1;
-        }
+        self.fifo_n = fifo_was - fifo_pop as usize + flush_now as usize;
         // The head's outputs change only if it left or the FIFO was empty.
-        if fifo_pop || (flush_now.is_some() && self.fifo_n == 1) {
+        if fifo_pop || (flush_now && fifo_was == 0) {
             self.out_fifo_head();
         }
 
-        // PB pointers and masks
-        if let Some(entry) = push {
-            let tail = self.tail;
-            *self.e_mut(tail) = entry;
-            self.last_type = entry.ty;
+        // PB pointers and masks (the allocation is written: `allocate`)
+        if pop {
+            self.head = (h + 1) & self.n_mask;
+            self.out.obs_head = self.head;
         }
-        self.odm = (self.odm & !odm_clr) | odm_set;
-        self.drain_pend = drain_pend;
-        self.drain_idx = drain_idx;
-        self.head = (self.head + pop as u32) & self.n_mask;
-        self.tail = (self.tail + push.is_some() as u32) & self.n_mask;
         // full = (count + push - pop == N): a push alone fills the PB when the
         // tail reaches the head; a pop alone empties a slot; both or neither
         // keep the count (and a push needs !full).
-        if push.is_some() != pop {
-            self.full = push.is_some() && self.tail == self.head;
+        if push != pop {
+            self.full = push && self.tail == self.head;
+            self.out.obs_full = self.full;
+        }
+        // odm = (odm & ~odm_clr) | odm_set (the retirement cleared odm_clr).
+        if odm_set != 0 {
+            self.odm |= odm_set;
+            self.out.obs_odm = self.odm;
+            masks = true;
         }
 
         // pipeline and registered inputs
         // r2' = r1; r1' = the request taken now; ackq', doneq', drainq' = inputs.
         self.r2 = self.inq;
         self.r2_valid = self.r1_valid;
-        self.r1_valid = inp.req_valid && self.ready;
+        self.r1_valid = inp.req_valid & self.ready;
         self.inq = *inp;
         self.ready = true;
         self.err = err;
 
-        // derived registers and the next cycle's outputs
-        let edm = self.wait_ent | self.ep_edm_or;
-        self.stall = self.odm | edm | self.inv_cur | self.inv_next;
+        // derived registers and the next cycle's outputs (a join may change
+        // odm, the epoch masks and the invalidation masks)
+        if masks || join {
+            let edm = self.wait_ent | self.ep_edm_or;
+            self.stall = self.odm | edm | self.inv_cur | self.inv_next;
+            self.out.obs_edm = edm;
+            self.out.stall = self.stall;
+        }
         let o = &mut self.out;
         o.req_ready = true;
         o.rsp_valid = r2_valid;
         o.rsp_warp = if r2_valid { w as u8 } else { 0 };
         o.rsp_kind = rsp_kind;
         o.rsp_idx = rsp_idx;
-        o.inv_req = self.inv_req;
-        o.stall = self.stall;
         o.idle = if self.head == self.tail && !self.full {
             self.actr == 0 && !self.inv_req && self.inv_cur == 0
         } else {
             false
         };
         o.error = err;
-        o.obs_odm = self.odm;
-        o.obs_edm = edm;
-        o.obs_head = self.head;
-        o.obs_tail = self.tail;
-        o.obs_full = self.full;
-        o.obs_drain = drain_pend;
         out
     }
 }
