@@ -10,8 +10,9 @@
 //! updated where their inputs change, so `step` starts by copying the
 //! outputs ([`PbModel::observe`] computes them from the state as §4.4 defines
 //! them; debug builds check the two agree every cycle). Blocks of §4 that
-//! cannot change anything in a cycle are skipped; each skip says why it is
-//! equivalent.
+//! cannot change anything in a cycle are skipped, and a few writes of 4.4
+//! (an allocation, the new flush, `odm_clr`) are made where they are
+//! decided; each such place says why it is equivalent.
 
 use sbrp_iface::consts::{EPOCHS, FLUSH_FIFO, ORD_QUEUE};
 use sbrp_iface::{
@@ -374,7 +375,7 @@ impl PbModel {
     /// and `odm_clr` (applied now: nothing before 4.4 reads `odm`, and 4.4
     /// sets `odm_set` after the clear); `fsm_add` and `edm_add` are kept for
     /// the epochs (4.3); returns `inv_add`.
-    #[inline(never)]
+    #[inline]
     fn retire(&mut self, he: Entry, h: u32) -> u64 {
         let hw = he.warps & self.warp_mask;
         self.fsm_add = hw;
@@ -588,11 +589,11 @@ impl PbUnit for PbModel {
             // busy(l) and buffered: read by stores and evictions only.
             let busy = || self.fifo_has(l) || (head_act == HeadAct::Flush && he.line == l);
             let ek = *self.e(k);
-            let buffered = r2.req_pbv && self.live(k) && ek.ty == ty::PERSIST && ek.line == l;
+            let buffered = || r2.req_pbv && self.live(k) && ek.ty == ty::PERSIST && ek.line == l;
             match Op::from_bits(r2.req_op) {
                 Op::Store => {
                     if busy() {
-                    } else if buffered {
+                    } else if buffered() {
                         let n = self.oq_n[w] as usize;
                         let younger = n > 0
                             && self.age(self.oq[w][n - 1]) > self.age(k)
@@ -619,7 +620,7 @@ impl PbUnit for PbModel {
                 }
                 Op::Evict => {
                     if busy() {
-                    } else if !buffered {
+                    } else if !buffered() {
                         rsp_kind = RspKind::Performed as u8;
                     } else {
                         let m = ek.warps & self.warp_mask;
@@ -717,12 +718,13 @@ impl PbUnit for PbModel {
         // `masks` records a change of odm, wait_ent, the epoch masks or the
         // invalidation masks: only then are edm and stall recomputed.
         let mut masks = false;
-        if self.fault == Fault::GlobalRelease {
-            if self.actr == 0 && !self.drain_pend && self.wait_ent != 0 {
+        if self.wait_ent == 0 {
+        } else if self.fault == Fault::GlobalRelease {
+            if self.actr == 0 && !self.drain_pend {
                 self.wait_ent = 0;
                 masks = true;
             }
-        } else if pop && self.wait_ent != 0 {
+        } else if pop {
             for v in bits(self.wait_ent) {
                 if self.wait_idx[v] == h {
                     self.wait_ent &= !(1u64 << v);
@@ -760,7 +762,8 @@ impl PbUnit for PbModel {
         if flush_now | (ack_n != 0) | join | self.ep_rel {
             let cur = self.ep_cur as usize & (E - 1);
             let old = self.ep_old as usize & (E - 1);
-            let rel = self.ectr[old] == 0 && old != cur;
+            let rel = self.ep_rel;
+            debug_assert_eq!(rel, self.ectr[old] == 0 && old != cur);
             let (ectr_cur, ectr_old) = (self.ectr[cur], self.ectr[old]);
             // counters
             let acked = ack_n.min(self.ectr[ack_e]);
@@ -817,7 +820,8 @@ impl PbUnit for PbModel {
             self.ep_rel = self.ectr[old] == 0 && old != cur;
         }
 
-        // 4.4 next state: invalidation (nothing to do when idle and no warp joins)
+        // 4.4 next state: invalidation (a no-op with no request pending,
+        // inv_cur empty and nothing added: inv_next is empty whenever inv_req is low)
         if self.inv_req | ((self.inv_cur | inv_add) != 0) {
             let done = self.inq.inv_done && self.inv_req;
             if done {
