@@ -4,6 +4,15 @@
 //! action (4.1), the request in `r2` (4.2), epochs (4.3), next state (4.4).
 //! Every decision reads the state at the start of the cycle; the model holds
 //! the architectural memories, so it needs none of the RTL's forwarding.
+//!
+//! Speed (the model runs every fuzz and lockstep cycle): the derived masks
+//! of §3 (`fsm`, `edm`, `stall`) and the outputs are kept as registers,
+//! updated where their inputs change, so `step` starts by copying the
+//! outputs ([`PbModel::observe`] computes them from the state as §4.4 defines
+//! them; debug builds check the two agree every cycle). Blocks of §4 that
+//! cannot change anything in a cycle are skipped, and a few writes of 4.4
+//! (an allocation, the new flush, `odm_clr`) are made where they are
+//! decided; each such place says why it is equivalent.
 
 use sbrp_iface::consts::{EPOCHS, FLUSH_FIFO, ORD_QUEUE};
 use sbrp_iface::{
@@ -22,6 +31,8 @@ const MAX_ENTRIES: usize = sbrp_iface::ENTRIES_MAX as usize;
 const E: usize = EPOCHS as usize;
 const F: usize = FLUSH_FIFO as usize;
 const D: usize = ORD_QUEUE as usize;
+/// `fifo_line` of a FIFO slot that holds no flush: no line index (< 1024) equals it.
+const NO_LINE: u32 = u32::MAX;
 
 /// One PB entry: the spec's `pb_type`, `pb_warps`, `pb_line` words.
 #[derive(Clone, Copy, Default)]
@@ -29,17 +40,6 @@ struct Entry {
     warps: u64,
     line: u32,
     ty: u8,
-}
-
-/// A request in the pipeline (`r1`, `r2`).
-#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
-struct Req {
-    valid: bool,
-    op: u8,
-    warp: u8,
-    line: u32,
-    pbv: bool,
-    pbidx: u32,
 }
 
 /// A queued flush.
@@ -51,16 +51,8 @@ struct FlushQ {
     epoch: u8,
 }
 
-/// The response registers.
-#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
-struct Rsp {
-    valid: bool,
-    warp: u8,
-    kind: u8,
-    idx: u32,
-}
-
-/// The reference model. Fields mirror the spec's state (§3).
+/// The reference model. Fields mirror the spec's state (§3); the response
+/// registers (`rsp`) are the `rsp_*` fields of `out`.
 #[derive(Clone)]
 pub struct PbModel {
     p: PbParams,
@@ -90,17 +82,38 @@ pub struct PbModel {
     inv_cur: u64,
     inv_next: u64,
     fifo: [FlushQ; F],
+    /// The lines of `fifo`'s slots, `NO_LINE` in a free slot (for `fifo_has`).
+    fifo_line: [u32; F],
     fifo_head: usize,
     fifo_n: usize,
-    // pipeline and input registers
-    r1: Req,
-    r2: Req,
-    rsp: Rsp,
-    ackq: (u8, u8),
-    doneq: bool,
-    drainq: bool,
+    // Pipeline and input registers (§4.0). `r1`'s request, `ackq`, `doneq`
+    // and `drainq` are all last cycle's input ports: they are kept as one
+    // register `inq`, whole, and each field is masked to its port's width
+    // where it is read. `r2` holds the request ports a cycle older.
+    /// Last cycle's inputs: r1 = (req_op, req_warp, req_line, req_pbv,
+    /// req_pbidx), ackq = (ack_count, ack_epoch), doneq = inv_done, drainq = drain_all.
+    inq: PbIn,
+    /// r1.valid: `inq`'s request was taken.
+    r1_valid: bool,
+    /// r2's request (its `req_*` fields).
+    r2: PbIn,
+    r2_valid: bool,
     ready: bool,
     err: u8,
+    // Derived registers, updated where their inputs change (§3's definitions):
+    /// OR_e ep_fsm[e] (`fsm`).
+    fsm: u64,
+    /// OR_e ep_edm[e] (`edm` without `wait_ent`).
+    ep_edm_or: u64,
+    /// `stall` = odm | edm | inv_cur | inv_next.
+    stall: u64,
+    /// `rel` of §4.3 for the current epoch counters and pointers.
+    ep_rel: bool,
+    /// A retirement's `fsm_add` and `edm_add` (4.1), for the epochs (4.3).
+    fsm_add: u64,
+    edm_add: u64,
+    /// The outputs of the next cycle (= [`PbModel::observe`]).
+    out: PbOut,
     // memories, sized for the largest parameters (masked indices need no bounds checks)
     pb: Box<[Entry; MAX_ENTRIES]>,
     /// Deliberate deviations for negative controls (tests that the checks check).
@@ -113,7 +126,6 @@ pub struct PbModel {
     warps: u32,
     line_mask: u32,
 }
-
 /// A fault injected into the model: a deliberately broken behaviour, used
 /// only to show that the comparator and the expectations catch it (negative
 /// controls). "Mutation" is kept for altered RTL.
@@ -139,7 +151,7 @@ pub enum Fault {
 impl PbModel {
     pub fn new(p: &PbParams) -> Result<PbModel, sbrp_iface::ParamError> {
         p.validate()?;
-        Ok(PbModel {
+        let mut m = PbModel {
             p: *p,
             n_mask: p.entries - 1,
             warp_mask: p.warp_mask(),
@@ -166,24 +178,31 @@ impl PbModel {
             inv_cur: 0,
             inv_next: 0,
             fifo: [FlushQ::default(); F],
+            fifo_line: [NO_LINE; F],
             fifo_head: 0,
             fifo_n: 0,
-            r1: Req::default(),
-            r2: Req::default(),
-            rsp: Rsp::default(),
-            ackq: (0, 0),
-            doneq: false,
-            drainq: false,
+            inq: PbIn::default(),
+            r1_valid: false,
+            r2: PbIn::default(),
+            r2_valid: false,
             ready: false,
             err: 0,
+            fsm: 0,
+            ep_edm_or: 0,
+            stall: 0,
+            ep_rel: false,
+            fsm_add: 0,
+            edm_add: 0,
+            out: PbOut::default(),
             pb: Box::new([Entry::default(); MAX_ENTRIES]),
             fault: Fault::None,
             policy_limit: 0,
             fsm_gate_mask: 0,
             warps: p.warps,
             line_mask: p.lines - 1,
-        }
-        .with_fault(Fault::None))
+        };
+        m.out = m.observe();
+        Ok(m.with_fault(Fault::None))
     }
 
     /// The model with a deliberate deviation (negative controls).
@@ -210,7 +229,7 @@ impl PbModel {
     fn e(&self, i: u32) -> &Entry {
         &self.pb[i as usize & (MAX_ENTRIES - 1)]
     }
-    #[inline]
+    #[inline(always)]
     fn e_mut(&mut self, i: u32) -> &mut Entry {
         &mut self.pb[i as usize & (MAX_ENTRIES - 1)]
     }
@@ -226,7 +245,7 @@ impl PbModel {
     fn live(&self, i: u32) -> bool {
         self.full || self.age(i) < self.used()
     }
-    #[inline]
+    #[inline(always)]
     fn empty(&self) -> bool {
         !self.full && self.head == self.tail
     }
@@ -237,20 +256,18 @@ impl PbModel {
             self.used()
         }
     }
-    #[inline(always)]
-    fn fsm(&self) -> u64 {
+    /// §3's `fsm`, from the epoch masks (the step uses the register `self.fsm`).
+    fn fsm_of_epochs(&self) -> u64 {
         self.ep_fsm.iter().fold(0, |a, m| a | m)
     }
-    #[inline(always)]
-    fn edm(&self) -> u64 {
+    /// §3's `edm`, from the epoch masks.
+    fn edm_of_epochs(&self) -> u64 {
         self.ep_edm.iter().fold(self.wait_ent, |a, m| a | m)
     }
+    /// `fifo_has(l)`: compares the four slots' lines at once (free slots hold `NO_LINE`).
     #[inline(always)]
-    fn stall(&self) -> u64 {
-        self.odm | self.edm() | self.inv_cur | self.inv_next
-    }
     fn fifo_has(&self, l: u32) -> bool {
-        (0..self.fifo_n).any(|i| self.fifo[(self.fifo_head + i) % F].line == l)
+        self.fifo_line.iter().fold(false, |a, &x| a | (x == l))
     }
 
     /// Entries currently in the PB, oldest first: (type, warps, line).
@@ -269,43 +286,46 @@ impl PbModel {
     /// simulator may skip the unit's cycles while this holds and its inputs
     /// stay idle.
     pub fn quiescent(&self) -> bool {
-        !self.r1.valid
-            && !self.r2.valid
-            && !self.rsp.valid
+        !self.r1_valid
+            && !self.r2_valid
+            && !self.out.rsp_valid
             && self.empty()
             && self.fifo_n == 0
             && self.actr == 0
             && !self.inv_req
             && self.inv_cur == 0
-            && self.ackq.0 == 0
-            && !self.doneq
+            && self.inq.ack_count & 7 == 0
+            && !self.inq.inv_done
             && self.ready
     }
 
+    /// The outputs as §4.4 defines them, from the state (the cached `out`
+    /// must equal this at the start of every cycle).
     fn observe(&self) -> PbOut {
         let f = if self.fifo_n > 0 {
             self.fifo[self.fifo_head]
         } else {
             FlushQ::default()
         };
+        let edm = self.edm_of_epochs();
         PbOut {
             req_ready: self.ready,
-            rsp_valid: self.rsp.valid,
-            rsp_warp: self.rsp.warp,
-            rsp_kind: self.rsp.kind,
-            rsp_idx: self.rsp.idx,
+            rsp_valid: self.out.rsp_valid,
+            rsp_warp: self.out.rsp_warp,
+            rsp_kind: self.out.rsp_kind,
+            rsp_idx: self.out.rsp_idx,
             flush_valid: self.fifo_n > 0,
             flush_line: f.line,
             flush_warps: f.warps,
             flush_evict: f.evict,
             flush_epoch: f.epoch,
             inv_req: self.inv_req,
-            stall: self.stall(),
+            stall: self.odm | edm | self.inv_cur | self.inv_next,
             idle: self.empty() && self.actr == 0 && !self.inv_req && self.inv_cur == 0,
             error: self.err,
             obs_odm: self.odm,
-            obs_edm: self.edm(),
-            obs_fsm: self.fsm(),
+            obs_edm: edm,
+            obs_fsm: self.fsm_of_epochs(),
             obs_actr: self.actr,
             obs_head: self.head,
             obs_tail: self.tail,
@@ -315,7 +335,80 @@ impl PbModel {
         }
     }
 
+    /// 4.4 push: allocates `e` at the tail.
+    #[inline(always)]
+    fn allocate(&mut self, e: Entry) {
+        let tail = self.tail;
+        *self.e_mut(tail) = e;
+        self.last_type = e.ty;
+        self.tail = (tail + 1) & self.n_mask;
+        self.out.obs_tail = self.tail;
+    }
+
+    /// The new flush of the cycle enters the FIFO's free slot; 4.4 counts it.
+    /// The slot `fifo_head + fifo_n` is the one 4.4 would use: a same-cycle
+    /// pop moves the head and the count together (and `can_flush` leaves a
+    /// free slot, so it is not the popped one).
+    #[inline(always)]
+    fn fifo_enter(&mut self, f: FlushQ) {
+        let slot = (self.fifo_head + self.fifo_n) % F;
+        self.fifo[slot] = f;
+        self.fifo_line[slot] = f.line;
+    }
+
+    /// The FIFO head's outputs (`flush_*`), after the FIFO changed.
+    #[inline(always)]
+    fn out_fifo_head(&mut self) {
+        let f = if self.fifo_n > 0 {
+            self.fifo[self.fifo_head]
+        } else {
+            FlushQ::default()
+        };
+        self.out.flush_valid = self.fifo_n > 0;
+        self.out.flush_line = f.line;
+        self.out.flush_warps = f.warps;
+        self.out.flush_evict = f.evict;
+        self.out.flush_epoch = f.epoch;
+    }
+
+    /// 4.1 `RETIRE` of the ordering entry `he` at the head `h`: queue pops
+    /// and `odm_clr` (applied now: nothing before 4.4 reads `odm`, and 4.4
+    /// sets `odm_set` after the clear); `fsm_add` and `edm_add` are kept for
+    /// the epochs (4.3); returns `inv_add`.
+    #[inline]
+    fn retire(&mut self, he: Entry, h: u32) -> u64 {
+        let hw = he.warps & self.warp_mask;
+        self.fsm_add = hw;
+        self.edm_add = 0;
+        let mut odm_clr = 0;
+        match he.ty {
+            ty::DFENCE | ty::REL_DEVICE => {
+                odm_clr = hw;
+                if !(self.fault == Fault::DFenceNoWait && he.ty == ty::DFENCE) {
+                    self.edm_add = hw;
+                }
+            }
+            ty::ACQ_DEVICE => odm_clr = hw,
+            _ => {}
+        }
+        self.odm &= !odm_clr;
+        self.out.obs_odm = self.odm;
+        // Queue pops: only warps the entry names can have it as their oldest.
+        for v in bits(hw) {
+            if self.oq_n[v] > 0 && self.oq[v][0] == h {
+                self.oq[v][0] = self.oq[v][1];
+                self.oq_n[v] -= 1;
+            }
+        }
+        if he.ty == ty::DFENCE || he.ty == ty::ACQ_DEVICE {
+            hw
+        } else {
+            0
+        }
+    }
+
     /// §7: every register to 0; the memories keep their contents.
+    #[cold]
     fn reset(&mut self) {
         let mut fresh = PbModel::new(&self.p)
             .expect("parameters were validated")
@@ -413,7 +506,7 @@ impl PbUnit for PbModel {
             self.last_type as u64,
             self.odm,
             self.wait_ent,
-            self.fsm(),
+            self.fsm,
             self.actr as u64,
             self.ep_cur as u64,
             self.ep_old as u64,
@@ -436,40 +529,30 @@ impl PbUnit for PbModel {
 
     #[inline]
     fn step(&mut self, inp: &PbIn) -> PbOut {
-        let out = self.observe();
+        // The outputs are the registers at the start of the cycle (§4.4).
+        let out = self.out;
+        debug_assert_eq!(out, self.observe(), "cached outputs");
         if inp.rst {
             self.reset();
             return out;
         }
-        // 4.0: the request taken now enters r1.
-        let next_r1 = if inp.req_valid && self.ready {
-            Req {
-                valid: true,
-                op: inp.req_op & 7,
-                warp: inp.req_warp & 63,
-                line: inp.req_line & self.line_mask,
-                pbv: inp.req_pbv,
-                pbidx: inp.req_pbidx & self.n_mask,
-            }
-        } else {
-            Req::default()
-        };
-        let r2 = self.r2;
-        let can_flush = !self.ep_closed && self.actr < self.actr_max && self.fifo_n < F;
-        let force = self.drain_pend || self.full || self.drainq;
-        let policy_ok = self.actr < self.policy_limit;
-        let fsm_gate = self.fsm() & self.fsm_gate_mask;
-        let stall = self.stall();
+        // 4.0 (the registers are written at the end): r2 is decided now.
+        let r2_valid = self.r2_valid;
+        let can_flush = || !self.ep_closed && self.actr < self.actr_max && self.fifo_n < F;
+        let fsm_gate = self.fsm & self.fsm_gate_mask;
         let empty = self.empty();
 
         // 4.1 head action
-        let he = *self.e(self.head);
+        let h = self.head;
+        let he = *self.e(h);
         let head_act = if empty {
             HeadAct::None
         } else if he.ty == ty::HOLE {
             HeadAct::Pop
         } else if he.ty == ty::PERSIST {
-            if he.warps & fsm_gate == 0 && can_flush && (force || policy_ok) {
+            let force = self.drain_pend || self.full || self.inq.drain_all;
+            let policy_ok = self.actr < self.policy_limit;
+            if he.warps & fsm_gate == 0 && can_flush() && (force || policy_ok) {
                 HeadAct::Flush
             } else {
                 HeadAct::None
@@ -480,141 +563,139 @@ impl PbUnit for PbModel {
         let pop_planned = head_act != HeadAct::None;
 
         // 4.2 request
-        let mut rsp = Rsp::default();
-        let mut push: Option<Entry> = None;
-        let mut evict_flush: Option<FlushQ> = None;
+        let mut rsp_kind = 0;
+        let mut rsp_idx = 0;
+        // Allocations (4.4's push) and the eviction flush are written when
+        // decided: nothing later in the cycle reads tail, last_type, the new
+        // slot or the FIFO's free slot.
+        let mut push = false;
+        let mut evict_flush = false;
         let mut odm_set = 0u64;
         let mut target: Option<u32> = None;
         let mut wait_set: Option<(usize, u32)> = None;
         let mut oq_push: Option<(usize, u32)> = None;
         let mut err = self.err;
-        if r2.valid {
-            rsp = Rsp {
-                valid: true,
-                warp: r2.warp,
-                kind: RspKind::Replay as u8,
-                idx: 0,
-            };
-            let w = r2.warp as usize;
-            if w as u32 >= self.warps {
-                err |= 2;
-            } else if stall >> w & 1 == 0 {
-                let wbit = 1u64 << w;
-                let (l, k) = (r2.line, r2.pbidx);
-                let busy = self.fifo_has(l) || (head_act == HeadAct::Flush && he.line == l);
-                let ek = *self.e(k);
-                let buffered = r2.pbv && self.live(k) && ek.ty == ty::PERSIST && ek.line == l;
-                match Op::from_bits(r2.op) {
-                    Op::Store => {
-                        if busy {
-                        } else if buffered {
-                            let n = self.oq_n[w] as usize;
-                            let younger = n > 0
-                                && self.age(self.oq[w][n - 1]) > self.age(k)
-                                && self.fault != Fault::IgnoreCoalesceOrdering;
-                            if younger {
-                                rsp.kind = RspKind::Wait as u8;
-                                wait_set = Some((w, k));
-                                target = Some(k);
-                            } else {
-                                rsp.kind = RspKind::Coalesced as u8;
-                                rsp.idx = k;
-                                self.e_mut(k).warps |= wbit;
-                            }
-                        } else if !self.full {
-                            rsp.kind = RspKind::Performed as u8;
-                            rsp.idx = self.tail;
-                            push = Some(Entry {
-                                warps: wbit,
-                                line: l,
-                                ty: ty::PERSIST,
-                            });
-                        }
-                    }
-                    Op::Evict => {
-                        if busy {
-                        } else if !buffered {
-                            rsp.kind = RspKind::Performed as u8;
-                        } else {
-                            let m = ek.warps & self.warp_mask;
-                            let age_k = self.age(k);
-                            let older = self.fault != Fault::EvictIgnoreOrdering
-                                && bits(m)
-                                    .any(|v| self.oq_n[v] > 0 && self.age(self.oq[v][0]) < age_k);
-                            if older {
-                                rsp.kind = RspKind::Wait as u8;
-                                wait_set = Some((w, k));
-                                target = Some(k);
-                            } else if m & fsm_gate == 0 && can_flush {
-                                rsp.kind = RspKind::Performed as u8;
-                                evict_flush = Some(FlushQ {
-                                    line: l,
-                                    warps: ek.warps,
-                                    evict: true,
-                                    epoch: self.ep_cur,
-                                });
-                                self.e_mut(k).ty = ty::HOLE;
-                            }
-                        }
-                    }
-                    op => {
-                        let t = op as u8 + 1;
-                        let y = self.tail.wrapping_sub(1) & self.n_mask;
-                        let coal =
-                            !empty && self.last_type == t && !(pop_planned && y == self.head);
+        let w = (self.r2.req_warp & 63) as usize;
+        if r2_valid {
+            rsp_kind = RspKind::Replay as u8;
+        }
+        if !r2_valid {
+        } else if w as u32 >= self.warps {
+            err |= 2;
+        } else if self.stall >> w & 1 == 0 {
+            let wbit = 1u64 << w;
+            let r2 = self.r2;
+            let (l, k) = (r2.req_line & self.line_mask, r2.req_pbidx & self.n_mask);
+            // busy(l) and buffered: read by stores and evictions only.
+            let busy = || self.fifo_has(l) || (head_act == HeadAct::Flush && he.line == l);
+            let ek = *self.e(k);
+            let buffered = || r2.req_pbv && self.live(k) && ek.ty == ty::PERSIST && ek.line == l;
+            match Op::from_bits(r2.req_op) {
+                Op::Store => {
+                    if busy() {
+                    } else if buffered() {
                         let n = self.oq_n[w] as usize;
-                        let named = coal && n > 0 && self.oq[w][n - 1] == y;
-                        let e = if !named && n == D {
-                            None
-                        } else if coal {
-                            rsp.kind = RspKind::Coalesced as u8;
-                            self.e_mut(y).warps |= wbit;
-                            if !named {
-                                oq_push = Some((w, y));
-                            }
-                            Some(y)
-                        } else if !self.full {
-                            rsp.kind = RspKind::Performed as u8;
-                            push = Some(Entry {
-                                warps: wbit,
-                                line: 0,
-                                ty: t,
-                            });
-                            oq_push = Some((w, self.tail));
-                            Some(self.tail)
+                        let younger = n > 0
+                            && self.age(self.oq[w][n - 1]) > self.age(k)
+                            && self.fault != Fault::IgnoreCoalesceOrdering;
+                        if younger {
+                            rsp_kind = RspKind::Wait as u8;
+                            wait_set = Some((w, k));
+                            target = Some(k);
                         } else {
-                            None
-                        };
-                        if let Some(e) = e {
-                            if op.stalls_in_odm() {
-                                odm_set = wbit;
-                                target = Some(e);
-                            } else if self.p.policy == FlushPolicy::Lazy {
-                                target = Some(e);
-                            }
+                            rsp_kind = RspKind::Coalesced as u8;
+                            rsp_idx = k;
+                            self.e_mut(k).warps |= wbit;
+                        }
+                    } else if !self.full {
+                        rsp_kind = RspKind::Performed as u8;
+                        rsp_idx = self.tail;
+                        push = true;
+                        self.allocate(Entry {
+                            warps: wbit,
+                            line: l,
+                            ty: ty::PERSIST,
+                        });
+                    }
+                }
+                Op::Evict => {
+                    if busy() {
+                    } else if !buffered() {
+                        rsp_kind = RspKind::Performed as u8;
+                    } else {
+                        let m = ek.warps & self.warp_mask;
+                        let age_k = self.age(k);
+                        let older = self.fault != Fault::EvictIgnoreOrdering
+                            && bits(m).any(|v| self.oq_n[v] > 0 && self.age(self.oq[v][0]) < age_k);
+                        if older {
+                            rsp_kind = RspKind::Wait as u8;
+                            wait_set = Some((w, k));
+                            target = Some(k);
+                        } else if m & fsm_gate == 0 && can_flush() {
+                            rsp_kind = RspKind::Performed as u8;
+                            evict_flush = true;
+                            self.fifo_enter(FlushQ {
+                                line: l,
+                                warps: ek.warps,
+                                evict: true,
+                                epoch: self.ep_cur,
+                            });
+                            self.e_mut(k).ty = ty::HOLE;
+                        }
+                    }
+                }
+                op => {
+                    let t = op as u8 + 1;
+                    let y = self.tail.wrapping_sub(1) & self.n_mask;
+                    let coal = !empty && self.last_type == t && !(pop_planned && y == h);
+                    let n = self.oq_n[w] as usize;
+                    let named = coal && n > 0 && self.oq[w][n - 1] == y;
+                    let e = if !named && n == D {
+                        None
+                    } else if coal {
+                        rsp_kind = RspKind::Coalesced as u8;
+                        self.e_mut(y).warps |= wbit;
+                        if !named {
+                            oq_push = Some((w, y));
+                        }
+                        Some(y)
+                    } else if !self.full {
+                        rsp_kind = RspKind::Performed as u8;
+                        let tail = self.tail;
+                        push = true;
+                        self.allocate(Entry {
+                            warps: wbit,
+                            line: 0,
+                            ty: t,
+                        });
+                        oq_push = Some((w, tail));
+                        Some(tail)
+                    } else {
+                        None
+                    };
+                    if let Some(e) = e {
+                        if op.stalls_in_odm() {
+                            odm_set = wbit;
+                            target = Some(e);
+                        } else if self.p.policy == FlushPolicy::Lazy {
+                            target = Some(e);
                         }
                     }
                 }
             }
         }
 
-        let head_final = if evict_flush.is_some() {
-            HeadAct::None
-        } else {
-            head_act
-        };
+        let head_final = if evict_flush { HeadAct::None } else { head_act };
         let pop = head_final != HeadAct::None;
-        let h = self.head;
 
         // head action effects
         let mut flush_now = evict_flush;
-        let mut fsm_add = 0u64;
-        let mut edm_add = 0u64;
-        let mut odm_clr = 0u64;
+        let mut join = false;
         let mut inv_add = 0u64;
         match head_final {
             HeadAct::Flush => {
-                flush_now = Some(FlushQ {
+                flush_now = true;
+                self.fifo_enter(FlushQ {
                     line: he.line,
                     warps: he.warps,
                     evict: false,
@@ -622,28 +703,8 @@ impl PbUnit for PbModel {
                 });
             }
             HeadAct::Retire => {
-                let hw = he.warps & self.warp_mask;
-                fsm_add = hw;
-                match he.ty {
-                    ty::DFENCE | ty::REL_DEVICE => {
-                        odm_clr = hw;
-                        if !(self.fault == Fault::DFenceNoWait && he.ty == ty::DFENCE) {
-                            edm_add = hw;
-                        }
-                    }
-                    ty::ACQ_DEVICE => odm_clr = hw,
-                    _ => {}
-                }
-                if he.ty == ty::DFENCE || he.ty == ty::ACQ_DEVICE {
-                    inv_add = hw;
-                }
-                // Queue pops: only warps the entry names can have it as their oldest.
-                for v in bits(hw) {
-                    if self.oq_n[v] > 0 && self.oq[v][0] == h {
-                        self.oq[v][0] = self.oq[v][1];
-                        self.oq_n[v] -= 1;
-                    }
-                }
+                join = true;
+                inv_add = self.retire(he, h);
             }
             HeadAct::Pop | HeadAct::None => {}
         }
@@ -654,120 +715,190 @@ impl PbUnit for PbModel {
         }
 
         // entry waits
-        if self.fault == Fault::GlobalRelease {
+        // `masks` records a change of odm, wait_ent, the epoch masks or the
+        // invalidation masks: only then are edm and stall recomputed.
+        let mut masks = false;
+        if self.wait_ent == 0 {
+        } else if self.fault == Fault::GlobalRelease {
             if self.actr == 0 && !self.drain_pend {
                 self.wait_ent = 0;
+                masks = true;
             }
         } else if pop {
             for v in bits(self.wait_ent) {
                 if self.wait_idx[v] == h {
                     self.wait_ent &= !(1u64 << v);
+                    masks = true;
                 }
             }
         }
         if let Some((v, k)) = wait_set {
             self.wait_ent |= 1u64 << v;
             self.wait_idx[v] = k;
+            masks = true;
         }
 
         // drain target
-        let pend_after = self.drain_pend && !(pop && h == self.drain_idx);
-        let (drain_pend, drain_idx) = match target {
-            Some(e) if !pend_after || self.age(e) > self.age(self.drain_idx) => (true, e),
-            _ => (pend_after, self.drain_idx),
-        };
+        // (Unchanged without a new target, unless the pop reaches drain_idx.)
+        if target.is_some() | (pop & self.drain_pend) {
+            let pend_after = self.drain_pend && !(pop && h == self.drain_idx);
+            match target {
+                Some(e) if !pend_after || self.age(e) > self.age(self.drain_idx) => {
+                    (self.drain_pend, self.drain_idx) = (true, e);
+                }
+                _ => self.drain_pend = pend_after,
+            }
+            self.out.obs_drain = self.drain_pend;
+        }
 
         // 4.3 epochs
-        let (ack_n, ack_e) = (self.ackq.0 as u32, self.ackq.1 as usize & (E - 1));
-        let acked = ack_n.min(self.ectr[ack_e]);
-        if ack_n > self.ectr[ack_e] {
-            err |= 1;
-        }
-        let cur = self.ep_cur as usize;
-        let old = self.ep_old as usize;
-        let rel = self.ectr[old] == 0 && old != cur;
-        let join = head_final == HeadAct::Retire;
-        let j = if self.ectr[cur] != 0 {
-            cur
-        } else {
-            (cur + E - 1) % E
-        };
-        let nowait = (self.ectr[cur] == 0 && cur == old) || (j == old && self.ectr[old] == 0);
-        let need_adv = join && !nowait && self.ectr[cur] != 0;
-        let room = (cur + 1) % E != old || rel;
-        let flushed = flush_now.is_some() as u32;
-        self.ectr[cur] += flushed;
-        self.ectr[ack_e] -= acked;
-        self.actr = self.actr + flushed - acked;
-        if rel {
-            self.ep_fsm[old] = 0;
-            self.ep_edm[old] = 0;
-            self.ep_old = ((old + 1) % E) as u8;
-        }
-        if join && !nowait {
-            self.ep_fsm[j] |= fsm_add;
-            self.ep_edm[j] |= edm_add;
-        }
-        if self.ep_closed {
-            if rel {
-                self.ep_cur = ((cur + 1) % E) as u8;
-                self.ep_closed = false;
+        let (ack_n, ack_e) = (
+            (self.inq.ack_count & 7) as u32,
+            (self.inq.ack_epoch & 3) as usize,
+        );
+        let flushed = flush_now as u32;
+        // `ep_rel` is `rel` (below) for the current counters and pointers:
+        // without a flush, an ack, a join or a release nothing below changes.
+        if flush_now | (ack_n != 0) | join | self.ep_rel {
+            let cur = self.ep_cur as usize & (E - 1);
+            let old = self.ep_old as usize & (E - 1);
+            let rel = self.ep_rel;
+            debug_assert_eq!(rel, self.ectr[old] == 0 && old != cur);
+            let (ectr_cur, ectr_old) = (self.ectr[cur], self.ectr[old]);
+            // counters
+            let acked = ack_n.min(self.ectr[ack_e]);
+            if ack_n > self.ectr[ack_e] {
+                err |= 1;
             }
-        } else if need_adv {
-            if room {
-                self.ep_cur = ((cur + 1) % E) as u8;
+            self.ectr[cur] += flushed;
+            self.ectr[ack_e] -= acked;
+            self.actr = self.actr + flushed - acked;
+            self.out.obs_actr = self.actr;
+            // Masks and epoch pointers: without a join or a release every
+            // update below is a no-op (need_adv needs join; a closed epoch
+            // reopens only on rel).
+            if join || rel {
+                let j = if ectr_cur != 0 {
+                    cur
+                } else {
+                    (cur + E - 1) % E
+                };
+                let nowait = (ectr_cur == 0 && cur == old) || (j == old && ectr_old == 0);
+                let need_adv = join && !nowait && ectr_cur != 0;
+                let room = (cur + 1) % E != old || rel;
+                if rel {
+                    self.ep_fsm[old] = 0;
+                    self.ep_edm[old] = 0;
+                    self.ep_old = ((old + 1) % E) as u8;
+                }
+                if join && !nowait {
+                    self.ep_fsm[j] |= self.fsm_add;
+                    self.ep_edm[j] |= self.edm_add;
+                }
+                if self.ep_closed {
+                    if rel {
+                        self.ep_cur = ((cur + 1) % E) as u8;
+                        self.ep_closed = false;
+                    }
+                } else if need_adv {
+                    if room {
+                        self.ep_cur = ((cur + 1) % E) as u8;
+                    } else {
+                        self.ep_closed = true;
+                    }
+                }
+                self.fsm = self.fsm_of_epochs();
+                self.ep_edm_or = self.ep_edm.iter().fold(0, |a, m| a | m);
+                self.out.obs_fsm = self.fsm;
+                self.out.obs_epoch = self.ep_cur;
+                masks = true;
+            }
+            let (cur, old) = (
+                self.ep_cur as usize & (E - 1),
+                self.ep_old as usize & (E - 1),
+            );
+            self.ep_rel = self.ectr[old] == 0 && old != cur;
+        }
+
+        // 4.4 next state: invalidation (a no-op with no request pending,
+        // inv_cur empty and nothing added: inv_next is empty whenever inv_req is low)
+        if self.inv_req | ((self.inv_cur | inv_add) != 0) {
+            let done = self.inq.inv_done && self.inv_req;
+            if done {
+                self.inv_cur = self.inv_next | inv_add;
+                self.inv_next = 0;
+                self.inv_req = false;
+            } else if self.inv_req {
+                self.inv_next |= inv_add;
             } else {
-                self.ep_closed = true;
+                self.inv_cur |= inv_add;
+                self.inv_req = self.inv_cur != 0;
             }
+            self.out.inv_req = self.inv_req;
+            masks = true;
         }
 
-        // 4.4 next state: invalidation
-        let done = self.doneq && self.inv_req;
-        if done {
-            self.inv_cur = self.inv_next | inv_add;
-            self.inv_next = 0;
-            self.inv_req = false;
-        } else if self.inv_req {
-            self.inv_next |= inv_add;
-        } else {
-            self.inv_cur |= inv_add;
-            self.inv_req = self.inv_cur != 0;
-        }
-
-        // flush FIFO: the taken head leaves, the new flush enters
-        if self.fifo_n > 0 && inp.flush_ready {
+        // flush FIFO: the taken head leaves, the new flush entered (fifo_enter)
+        let fifo_was = self.fifo_n;
+        let fifo_pop = fifo_was > 0 && inp.flush_ready;
+        if fifo_pop {
+            self.fifo_line[self.fifo_head] = NO_LINE;
             self.fifo_head = (self.fifo_head + 1) % F;
-            self.fifo_n -= 1;
         }
-        if let Some(f) = flush_now {
-            self.fifo[(self.fifo_head + self.fifo_n) % F] = f;
-            self.fifo_n += 1;
+        self.fifo_n = fifo_was - fifo_pop as usize + flush_now as usize;
+        // The head's outputs change only if it left or the FIFO was empty.
+        if fifo_pop || (flush_now && fifo_was == 0) {
+            self.out_fifo_head();
         }
 
-        // PB pointers and masks
-        let count = self.count();
-        if let Some(entry) = push {
-            let tail = self.tail;
-            *self.e_mut(tail) = entry;
-            self.last_type = entry.ty;
+        // PB pointers and masks (the allocation is written: `allocate`)
+        if pop {
+            self.head = (h + 1) & self.n_mask;
+            self.out.obs_head = self.head;
         }
-        self.odm = (self.odm & !odm_clr) | odm_set;
-        self.drain_pend = drain_pend;
-        self.drain_idx = drain_idx;
-        let new_count = count + push.is_some() as u32 - pop as u32;
-        self.head = (self.head + pop as u32) & self.n_mask;
-        self.tail = (self.tail + push.is_some() as u32) & self.n_mask;
-        self.full = new_count == self.p.entries;
+        // full = (count + push - pop == N): a push alone fills the PB when the
+        // tail reaches the head; a pop alone empties a slot; both or neither
+        // keep the count (and a push needs !full).
+        if push != pop {
+            self.full = push && self.tail == self.head;
+            self.out.obs_full = self.full;
+        }
+        // odm = (odm & ~odm_clr) | odm_set (the retirement cleared odm_clr).
+        if odm_set != 0 {
+            self.odm |= odm_set;
+            self.out.obs_odm = self.odm;
+            masks = true;
+        }
 
         // pipeline and registered inputs
-        self.r2 = self.r1;
-        self.r1 = next_r1;
-        self.rsp = rsp;
-        self.ackq = (inp.ack_count & 7, inp.ack_epoch & 3);
-        self.doneq = inp.inv_done;
-        self.drainq = inp.drain_all;
+        // r2' = r1; r1' = the request taken now; ackq', doneq', drainq' = inputs.
+        self.r2 = self.inq;
+        self.r2_valid = self.r1_valid;
+        self.r1_valid = inp.req_valid & self.ready;
+        self.inq = *inp;
         self.ready = true;
         self.err = err;
+
+        // derived registers and the next cycle's outputs (a join may change
+        // odm, the epoch masks and the invalidation masks)
+        if masks || join {
+            let edm = self.wait_ent | self.ep_edm_or;
+            self.stall = self.odm | edm | self.inv_cur | self.inv_next;
+            self.out.obs_edm = edm;
+            self.out.stall = self.stall;
+        }
+        let o = &mut self.out;
+        o.req_ready = true;
+        o.rsp_valid = r2_valid;
+        o.rsp_warp = if r2_valid { w as u8 } else { 0 };
+        o.rsp_kind = rsp_kind;
+        o.rsp_idx = rsp_idx;
+        o.idle = if self.head == self.tail && !self.full {
+            self.actr == 0 && !self.inv_req && self.inv_cur == 0
+        } else {
+            false
+        };
+        o.error = err;
         out
     }
 }
