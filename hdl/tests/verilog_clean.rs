@@ -6,8 +6,8 @@
 //! A second test lints (Verilator only, it is fast) every warp count, both
 //! ACTR widths, the smallest and largest entries and lines, and each policy.
 //!
-//! yosys is the slow part (minutes for 512 entries and 64 warps, its memories
-//! having four asynchronous read ports): the configurations run on two
+//! yosys is the slow part (minutes for 512 entries and 64 warps: its memories
+//! have two synchronous read ports and a per-bit write mask): the configurations run on two
 //! threads, and each one's time is printed.
 
 use sbrp_iface::PbParams;
