@@ -4,10 +4,14 @@
 //! (lines = max(512, entries)).
 //!
 //! A second test lints (Verilator only, it is fast) every warp count, both
-//! ACTR widths, the smallest and largest entries and lines, and each policy.
+//! ACTR widths, the smallest and largest entries and lines, and each policy,
+//! and verilates each of them (`--cc -Wall`, C++ not compiled) as the
+//! cosimulation build does. No UNOPTFLAT (a combinational cycle between
+//! always blocks) is waived: the wiring is split into one always per
+//! assignment (`hdl/src/pb.rs`); written as one block it raises UNOPTFLAT.
 //!
-//! yosys is the slow part (minutes for 512 entries and 64 warps, its memories
-//! having four asynchronous read ports): the configurations run on two
+//! yosys is the slow part (minutes for 512 entries and 64 warps: its memories
+//! have two synchronous read ports and a per-bit write mask): the configurations run on two
 //! threads, and each one's time is printed.
 
 use sbrp_iface::PbParams;
@@ -176,6 +180,34 @@ fn lint(p: &PbParams, file: &Path, waivers: &Path) -> Result<(), String> {
     }
 }
 
+/// `verilator --cc -Wall` (no C++ compile): the whole front end of the
+/// cosimulation build, scheduling included.
+fn verilate(p: &PbParams, file: &Path, waivers: &Path) -> Result<(), String> {
+    let obj = file.with_file_name("obj");
+    let (ok, text) = run(
+        &verilator(),
+        &[
+            "--cc",
+            "-Wall",
+            waivers.to_str().unwrap(),
+            file.to_str().unwrap(),
+            "--top-module",
+            "sbrp_pb",
+            "--Mdir",
+            obj.to_str().unwrap(),
+        ],
+    );
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "verilator --cc failed for {}:\n{}",
+            p.tag(),
+            error_lines(&text)
+        ))
+    }
+}
+
 #[test]
 fn verilog_lints_clean_across_parameter_sets() {
     use sbrp_iface::{
@@ -210,8 +242,11 @@ fn verilog_lints_clean_across_parameter_sets() {
                     policy,
                 };
                 let dir = write_verilog(&p, scratch.path());
-                if let Err(e) = lint(&p, &dir.join("sbrp_pb.v"), &waivers) {
-                    failures.push(e);
+                let file = dir.join("sbrp_pb.v");
+                for res in [lint(&p, &file, &waivers), verilate(&p, &file, &waivers)] {
+                    if let Err(e) = res {
+                        failures.push(e);
+                    }
                 }
             }
         }
