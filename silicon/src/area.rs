@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{fill, SynthConf, ABC_SCRIPT, PAPER_CLOCK_MHZ, SDC, STA_TCL, SYNTH_YS};
 use crate::error::{Result, SiliconError};
+use crate::fo4::{measure_fo4, Fo4};
 use crate::liberty::Liberty;
 use crate::netlist::{generic_cells, module_areas, repair_fanout, ModuleArea};
 use crate::sta::{parse_sta, TimingReport};
@@ -67,6 +68,8 @@ pub struct AreaReport {
     pub generic_cells: u64,
     /// Area over the area of one NAND2 of the library.
     pub nand2_equivalents: f64,
+    /// The library's FO4, measured with OpenSTA (with timing only).
+    pub fo4: Option<Fo4>,
     pub timing: Option<TimingReport>,
     pub synth_seconds: f64,
 }
@@ -84,8 +87,9 @@ impl AreaReport {
 
 /// What one area flow leaves for the user in its directory (besides the
 /// report and CSV).
-pub const FLOW_FILES: [&str; 6] = [
+pub const FLOW_FILES: [&str; 7] = [
     "sbrp_pb.v",
+    "fo4.log",
     "sbrp_pb_netlist.v",
     "yosys.log",
     "sta.log",
@@ -193,6 +197,11 @@ pub fn run_area_flow_on(
     })?;
     let (spec_bits, paper_bits) = storage_totals(p);
 
+    let fo4 = if timing {
+        Some(measure_fo4(dir)?)
+    } else {
+        None
+    };
     let timing = if timing {
         let sdc = dir.join("sbrp_pb.sdc");
         write(&sdc, SDC)?;
@@ -238,6 +247,7 @@ pub fn run_area_flow_on(
         fanout_buffers: buffers,
         generic_cells: generic,
         nand2_equivalents: area / nand2,
+        fo4,
         timing,
         synth_seconds,
     })

@@ -21,6 +21,7 @@
 mod area;
 mod config;
 mod error;
+mod fo4;
 mod instrument;
 mod liberty;
 mod netlist;
@@ -37,6 +38,7 @@ pub use area::{
 };
 pub use config::PAPER_CLOCK_MHZ;
 pub use error::SiliconError;
+pub use fo4::{measure_fo4, Fo4};
 pub use netlist::ModuleArea;
 pub use properties::{property, BrokenVariant, Property, PROPERTIES};
 pub use prove::{

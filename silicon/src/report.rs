@@ -67,6 +67,13 @@ pub fn format_report(r: &AreaReport) -> String {
         "technology-independent: {} generic gates (Yosys internal cells after synth), {:.0} NAND2 equivalents",
         r.generic_cells, r.nand2_equivalents
     );
+    if let Some(f) = &r.fo4 {
+        let _ = writeln!(
+            s,
+            "FO4 of the library (measured: OpenSTA, {} {}-stage chain, fan-out 4): {:.1} ps (rise {:.1}, fall {:.1})",
+            f.cell, f.stages, f.fo4_ps, f.rise_ps, f.fall_ps
+        );
+    }
     if let Some(t) = &r.timing {
         let _ = writeln!(
             s,
@@ -322,6 +329,13 @@ mod tests {
             fanout_buffers: 2,
             generic_cells: 50,
             nand2_equivalents: 62.6,
+            fo4: timing.then(|| crate::fo4::Fo4 {
+                cell: "INVX1".into(),
+                stages: 12,
+                rise_ps: 105.0,
+                fall_ps: 93.0,
+                fo4_ps: 99.0,
+            }),
             timing: timing.then(|| TimingReport {
                 period_ns: 0.733,
                 wns_ns: -1.5,

@@ -147,3 +147,19 @@ fn sweep_entries_and_warps() {
         );
     }
 }
+
+/// The library's FO4 measured by the flow's OpenSTA on an inverter chain:
+/// OSU 0.18 um is about 99 ps (rise ~105, fall ~94) at the typical corner.
+#[test]
+fn fo4_of_the_library_is_measured() {
+    let dir = scratch("fo4");
+    let t0 = std::time::Instant::now();
+    let f = silicon::measure_fo4(dir.path()).expect("FO4 chain");
+    println!("{f:?}");
+    assert!(t0.elapsed().as_secs() < 30, "FO4 chain too slow");
+    assert_eq!(f.cell, "INVX1");
+    assert!((60.0..150.0).contains(&f.fo4_ps), "FO4 {} ps", f.fo4_ps);
+    // Both edges measured, and in OSU018 the rising output is the slower.
+    assert!(f.rise_ps > f.fall_ps && f.fall_ps > 40.0, "{f:?}");
+    assert!((f.fo4_ps - (f.rise_ps + f.fall_ps) / 2.0).abs() < 1e-9);
+}
