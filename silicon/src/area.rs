@@ -10,7 +10,7 @@ use sbrp_iface::{storage_totals, PbParams};
 use sbrp_tools::{write_atomic, FsError, LogFile};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{fill, SynthConf, ABC_SCRIPT, PAPER_CLOCK_MHZ, SDC, STA_TCL, SYNTH_YS};
+use crate::config::{fill, SynthConf, ABC_SCRIPT, SDC, STA_TCL, SYNTH_YS};
 use crate::error::{Result, SiliconError};
 use crate::fo4::{measure_fo4, Fo4};
 use crate::liberty::Liberty;
@@ -18,22 +18,19 @@ use crate::netlist::{generic_cells, module_areas, repair_fanout, ModuleArea};
 use crate::sta::{parse_sta, TimingReport};
 use crate::tools::{generate, require, sta, yosys};
 
-/// The blocks of the report, in report order.
-pub const BLOCKS: [&str; 4] = [
-    "PB storage",
-    "warp masks and ACTR",
-    "L1 hooks",
-    "ordering checks and control",
-];
+/// The blocks of the report, in report order: the memories (every
+/// sub-module whose name starts with `m_`, at any depth of the hierarchy),
+/// and everything else (registers, logic, the top module).
+pub const BLOCKS: [&str; 2] = ["PB storage", "control"];
 
-/// Block of the report that module (or instance) `m` belongs to.
+/// Block of the report that a module (`sbrp_pb$a$m_x`) or an instance path
+/// (`a/m_x`) belongs to.
 pub fn block_of(m: &str) -> &'static str {
-    let m = m.strip_prefix("sbrp_pb$").unwrap_or(m);
-    match m {
-        "m_type" | "m_warps" | "m_line" | "m_snapv" | "m_snapi" => BLOCKS[0],
-        "r_odm" | "r_edm" | "r_fsm" | "r_actr" => BLOCKS[1],
-        "m_l1idx" => BLOCKS[2],
-        _ => BLOCKS[3],
+    let m = m.trim_start_matches('\\');
+    if m.split(['$', '/']).any(|s| s.starts_with("m_")) {
+        BLOCKS[0]
+    } else {
+        BLOCKS[1]
     }
 }
 
@@ -75,13 +72,19 @@ pub struct AreaReport {
 }
 
 impl AreaReport {
-    /// Share of the area that is not flip-flops.
-    pub fn non_storage_share(&self) -> f64 {
-        if self.area_um2 > 0.0 {
-            1.0 - self.ff_area_um2 / self.area_um2
-        } else {
-            0.0
-        }
+    /// Area per stored bit (total area over the flip-flop bits), µm².
+    pub fn um2_per_bit(&self) -> f64 {
+        self.area_um2 / self.ff_bits.max(1) as f64
+    }
+
+    /// NAND2 equivalents per stored bit.
+    pub fn nand2_per_bit(&self) -> f64 {
+        self.nand2_equivalents / self.ff_bits.max(1) as f64
+    }
+
+    /// `ns` in FO4 of the measured library (None without timing).
+    pub fn in_fo4(&self, ns: f64) -> Option<f64> {
+        self.fo4.as_ref().map(|f| 1000.0 * ns / f.fo4_ps)
     }
 }
 
@@ -227,7 +230,7 @@ pub fn run_area_flow_on(
                 errors.join("\n")
             )));
         }
-        Some(parse_sta(&text, 1000.0 / PAPER_CLOCK_MHZ)?)
+        Some(parse_sta(&text)?)
     } else {
         None
     };
