@@ -14,6 +14,7 @@ use crate::config::{fill, SynthConf, ABC_SCRIPT, SDC, STA_TCL, SYNTH_YS};
 use crate::error::{Result, SiliconError};
 use crate::fo4::{measure_fo4, Fo4};
 use crate::liberty::Liberty;
+use crate::memories::{attach_areas, parse_memories, MemoryPorts};
 use crate::netlist::{generic_cells, module_areas, repair_fanout, ModuleArea};
 use crate::sta::{parse_sta, TimingReport};
 use crate::tools::{generate, require, sta, yosys};
@@ -54,6 +55,8 @@ pub struct AreaReport {
     /// One per entry of [`BLOCKS`], in that order.
     pub blocks: Vec<BlockArea>,
     pub modules: Vec<ModuleArea>,
+    /// The memory arrays before mapping (Yosys), with their ports.
+    pub memories: Vec<MemoryPorts>,
     pub ff_bits: u64,
     /// Bits of the spec's storage table (docs/microarch.md §8).
     pub spec_bits: u64,
@@ -90,8 +93,9 @@ impl AreaReport {
 
 /// What one area flow leaves for the user in its directory (besides the
 /// report and CSV).
-pub const FLOW_FILES: [&str; 7] = [
+pub const FLOW_FILES: [&str; 8] = [
     "sbrp_pb.v",
+    "memories.txt",
     "fo4.log",
     "sbrp_pb_netlist.v",
     "yosys.log",
@@ -166,6 +170,8 @@ pub fn run_area_flow_on(
     let netlist = dir.join("sbrp_pb_netlist.v");
     write(&netlist, &repaired)?;
     let (modules, counts) = module_areas(&repaired, &lib)?;
+    let mut memories = parse_memories(&read(&dir.join("memories.txt"))?, "sbrp_pb")?;
+    attach_areas(&mut memories, &modules, "sbrp_pb");
     let generic =
         generic_cells(&std::fs::read_to_string(dir.join("stat_generic.txt")).unwrap_or_default());
     let synth_seconds = t0.elapsed().as_secs_f64();
@@ -243,6 +249,7 @@ pub fn run_area_flow_on(
         cell_counts: counts.into_iter().collect(),
         blocks,
         modules,
+        memories,
         ff_bits,
         spec_bits: u64::from(spec_bits),
         paper_bits: u64::from(paper_bits),

@@ -27,6 +27,7 @@ mod error;
 mod fo4;
 mod instrument;
 mod liberty;
+mod memories;
 mod netlist;
 mod params_serde;
 mod properties;
@@ -42,6 +43,7 @@ pub use area::{
 pub use config::PAPER_CLOCK_MHZ;
 pub use error::SiliconError;
 pub use fo4::{measure_fo4, Fo4};
+pub use memories::MemoryPorts;
 pub use netlist::ModuleArea;
 pub use properties::{property, BrokenVariant, Property, PROPERTIES};
 pub use prove::{

@@ -89,6 +89,38 @@ pub fn format_report(r: &AreaReport) -> String {
             per_bit
         );
     }
+    if !r.memories.is_empty() {
+        let _ = writeln!(
+            s,
+            "memories (Yosys, before mapping to flip-flops; area of the memory's module):"
+        );
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>13} {:>10} {:>11} {:<18} {:>12} {:>9}",
+            "memory", "words x bits", "read ports", "write ports", "reads", "area um^2", "um^2/bit"
+        );
+        for m in &r.memories {
+            let (area, per_bit) = if m.area_um2 > 0.0 {
+                (
+                    format!("{:.0}", m.area_um2),
+                    format!("{:.1}", m.area_um2 / m.stored_bits().max(1) as f64),
+                )
+            } else {
+                ("-".into(), "-".into())
+            };
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>13} {:>10} {:>11} {:<18} {:>12} {:>9}",
+                m.name,
+                format!("{} x {}", m.words, m.bits),
+                m.read_ports,
+                m.write_ports,
+                m.read_kind(),
+                area,
+                per_bit
+            );
+        }
+    }
     let _ = writeln!(
         s,
         "flip-flop bits: {} (spec storage table {}{}; paper's estimate {}); flip-flop area {:.0} um^2",
@@ -418,6 +450,16 @@ mod tests {
                 })
                 .collect(),
             modules: vec![],
+            memories: vec![crate::memories::MemoryPorts {
+                name: "m_type".into(),
+                module: "sbrp_pb$m_type".into(),
+                words: 256,
+                bits: 3,
+                read_ports: 4,
+                sync_read_ports: 0,
+                write_ports: 1,
+                area_um2: 76800.0,
+            }],
             ff_bits: 4,
             spec_bits: 4,
             paper_bits: 5,
@@ -503,6 +545,11 @@ mod tests {
         assert!(t.contains("highest clock in this library: 439 MHz"), "{t}");
         assert!(t.contains("666.8 um^2/bit over 3 flip-flop bits"), "{t}");
         assert!(!t.contains("not storage"), "{t}");
+        assert!(
+            t.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["m_type", "256", "x", "3", "4", "1", "async", "76800", "100.0"]),
+            "{t}"
+        );
     }
 
     #[test]

@@ -39,6 +39,43 @@ fn area_and_timing_of_a_small_unit() {
     );
     assert_eq!(r.spec_bits, u64::from(spec));
     assert_eq!(r.paper_bits, u64::from(paper));
+    // The port table lists every memory array, each with a read and a write
+    // port, and every m_* sub-module holds one (or is below one).
+    assert!(!r.memories.is_empty());
+    for m in &r.memories {
+        assert!(m.read_ports >= 1 && m.write_ports >= 1, "{m:?}");
+        assert!(m.sync_read_ports <= m.read_ports);
+        assert!(m.words >= 2 && m.bits >= 1, "{m:?}");
+        assert!(m.area_um2 > 0.0, "{m:?}");
+    }
+    for md in &r.modules {
+        let last = md.module.rsplit('$').next().unwrap_or("");
+        if last.starts_with("m_") {
+            assert!(
+                r.memories
+                    .iter()
+                    .any(|m| md.module == m.module
+                        || md.module.starts_with(&format!("{}$", m.module))),
+                "memory module {} has no memory in the port table",
+                md.module
+            );
+        }
+    }
+    let mem_bits: u64 = r.memories.iter().map(|m| m.stored_bits()).sum();
+    assert!(
+        mem_bits <= r.ff_bits && mem_bits >= r.ff_bits / 2,
+        "{mem_bits} of {}",
+        r.ff_bits
+    );
+    let text = silicon::format_report(&r);
+    for m in &r.memories {
+        assert!(
+            text.contains(&format!("  {} ", m.name)),
+            "{} not in the report",
+            m.name
+        );
+    }
+
     // Blocks from the hierarchy: the m_* memories and the rest.
     assert_eq!(r.blocks[0].block, "PB storage");
     assert!(r.blocks[0].ff_bits > r.blocks[1].ff_bits);
