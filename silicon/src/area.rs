@@ -85,6 +85,17 @@ impl AreaReport {
         self.nand2_equivalents / self.ff_bits.max(1) as f64
     }
 
+    /// NAND2 equivalents of everything outside the memory arrays (the
+    /// "control" block): the logic that would remain beside SRAM macros.
+    pub fn logic_outside_memories_nand2(&self) -> f64 {
+        let per_um2 = self.nand2_equivalents / self.area_um2.max(1e-9);
+        self.blocks
+            .iter()
+            .filter(|b| b.block != BLOCKS[0])
+            .map(|b| b.area_um2 * per_um2)
+            .sum()
+    }
+
     /// `ns` in FO4 of the measured library (None without timing).
     pub fn in_fo4(&self, ns: f64) -> Option<f64> {
         self.fo4.as_ref().map(|f| 1000.0 * ns / f.fo4_ps)

@@ -136,6 +136,11 @@ pub fn format_report(r: &AreaReport) -> String {
     );
     let _ = writeln!(
         s,
+        "logic outside the memory arrays: {:.0} NAND2 equivalents (what would remain beside SRAM macros)",
+        r.logic_outside_memories_nand2()
+    );
+    let _ = writeln!(
+        s,
         "technology-independent: {} generic gates (Yosys internal cells after synth)",
         r.generic_cells
     );
@@ -545,6 +550,11 @@ mod tests {
         assert!(t.contains("highest clock in this library: 439 MHz"), "{t}");
         assert!(t.contains("666.8 um^2/bit over 3 flip-flop bits"), "{t}");
         assert!(!t.contains("not storage"), "{t}");
+        // Control is half of 2000.4 um^2; 62.8 NAND2-eq in all.
+        assert!(
+            t.contains("logic outside the memory arrays: 31 NAND2"),
+            "{t}"
+        );
         assert!(
             t.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
                 == ["m_type", "256", "x", "3", "4", "1", "async", "76800", "100.0"]),

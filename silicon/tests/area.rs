@@ -80,6 +80,11 @@ fn area_and_timing_of_a_small_unit() {
     assert_eq!(r.blocks[0].block, "PB storage");
     assert!(r.blocks[0].ff_bits > r.blocks[1].ff_bits);
     assert!(r.generic_cells > 0 && r.nand2_equivalents > r.cells as f64 / 4.0);
+    let outside = r.logic_outside_memories_nand2();
+    assert!(
+        outside > 0.0 && outside < r.nand2_equivalents / 2.0,
+        "{outside}"
+    );
     // Per bit: more than one flip-flop's area (the mux and decoders come
     // with it), and the NAND2 equivalents agree with the area.
     assert!(
