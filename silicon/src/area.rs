@@ -16,6 +16,7 @@ use crate::fo4::{measure_fo4, Fo4};
 use crate::liberty::Liberty;
 use crate::memories::{attach_areas, parse_memories, MemoryPorts};
 use crate::netlist::{generic_cells, module_areas, repair_fanout, ModuleArea};
+use crate::sram::SramReport;
 use crate::sta::{parse_sta, TimingReport};
 use crate::tools::{generate, require, sta, yosys};
 
@@ -71,6 +72,8 @@ pub struct AreaReport {
     /// The library's FO4, measured with OpenSTA (with timing only).
     pub fo4: Option<Fo4>,
     pub timing: Option<TimingReport>,
+    /// The deep arrays as SRAM macros (only when asked for).
+    pub sram: Option<SramReport>,
     pub synth_seconds: f64,
 }
 
@@ -270,6 +273,7 @@ pub fn run_area_flow_on(
         nand2_equivalents: area / nand2,
         fo4,
         timing,
+        sram: None,
         synth_seconds,
     })
 }

@@ -33,6 +33,7 @@ mod params_serde;
 mod properties;
 mod prove;
 mod report;
+mod sram;
 mod sta;
 mod sweep;
 mod tools;
@@ -51,6 +52,7 @@ pub use prove::{
     ProveReport,
 };
 pub use report::{format_csv, format_report, format_sweep, stage_growth, StageGrowth};
+pub use sram::{SramMacro, SramReport, SRAM_MIN_WORDS, SRAM_TECH};
 pub use sta::{PathTiming, TimingReport, PATH_KINDS};
 pub use sweep::{
     area, area_params, sweep, AreaOptions, SweepEvent, SweepReport, SWEEP_ENTRIES, SWEEP_WARPS,

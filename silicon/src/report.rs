@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::area::AreaReport;
 use crate::error::{Result, SiliconError};
+use crate::sram::SRAM_TECH;
 use crate::sta::PathTiming;
 use crate::sweep::SWEEP_WARPS;
 
@@ -144,6 +145,43 @@ pub fn format_report(r: &AreaReport) -> String {
         "technology-independent: {} generic gates (Yosys internal cells after synth)",
         r.generic_cells
     );
+    if let Some(m) = &r.sram {
+        let _ = writeln!(
+            s,
+            "SRAM view: deep arrays as {} macros, 1RW+1R, one copy per read port:",
+            m.tech
+        );
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>13} {:>10} {:>7} {:>18} {:>12}",
+            "memory", "words x bits", "read ports", "copies", "macro um", "area um^2"
+        );
+        for x in &m.macros {
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>13} {:>10} {:>7} {:>18} {:>12.0}",
+                x.memory,
+                format!("{} x {}", x.words, x.bits),
+                x.read_ports,
+                x.copies,
+                format!("{:.1} x {:.1}", x.width_um, x.height_um),
+                x.area_um2()
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  macros: {:.0} um^2 ({}); logic outside the macros: {:.0} NAND2 equivalents ({}; kept as flip-flops: {})",
+            m.macro_area_um2,
+            SRAM_TECH,
+            m.logic_outside_nand2,
+            r.library,
+            if m.kept_as_flops.is_empty() {
+                "none".to_string()
+            } else {
+                m.kept_as_flops.join(", ")
+            }
+        );
+    }
     if let Some(f) = &r.fo4 {
         let _ = writeln!(
             s,
@@ -492,6 +530,7 @@ mod tests {
                     in_to_out: None,
                 }
             }),
+            sram: None,
             synth_seconds: 1.0,
         }
     }

@@ -145,6 +145,7 @@ fn one_configuration_publishes_its_reports() {
     let out = scratch("out");
     let opts = silicon::AreaOptions {
         timing: false,
+        sram: false,
         out: Some(out.path().join("area")),
     };
     let r = silicon::area(&small(), &opts).expect("area flow");
@@ -216,4 +217,43 @@ fn fo4_of_the_library_is_measured() {
     // Both edges measured, and in OSU018 the rising output is the slower.
     assert!(f.rise_ps > f.fall_ps && f.fall_ps > 40.0, "{f:?}");
     assert!((f.fo4_ps - (f.rise_ps + f.fall_ps) / 2.0).abs() < 1e-9);
+}
+
+/// The SRAM view (OpenRAM, FreePDK45) on a unit whose arrays are 32 deep:
+/// needs `bash scripts/setup.sh --openram` and several minutes, so it is
+/// ignored by default:
+/// `cargo test -p sbrp-silicon --test area -- --ignored sram_view`.
+#[test]
+#[ignore]
+fn sram_view_prices_the_deep_arrays_as_macros() {
+    let p = PbParams {
+        entries: 32,
+        warps: 4,
+        lines: 32,
+        ..PbParams::default()
+    };
+    let opts = silicon::AreaOptions {
+        timing: false,
+        sram: true,
+        out: None,
+    };
+    let r = silicon::area(&p, &opts).expect("area flow with SRAM macros");
+    print!("{}", silicon::format_report(&r));
+    let s = r.sram.as_ref().expect("SRAM view");
+    let deep: Vec<_> = r
+        .memories
+        .iter()
+        .filter(|m| m.words >= silicon::SRAM_MIN_WORDS)
+        .collect();
+    assert_eq!(s.macros.len(), deep.len());
+    assert!(!s.macros.is_empty());
+    for (x, m) in s.macros.iter().zip(&deep) {
+        assert_eq!((x.words, x.bits, x.copies), (m.words, m.bits, m.read_ports));
+        // A macro is denser than the flop array it replaces, even with
+        // one copy per read port.
+        assert!(x.width_um > 1.0 && x.height_um > 1.0, "{x:?}");
+        assert!(x.area_um2() < m.area_um2, "{x:?} vs {m:?}");
+    }
+    assert!(s.logic_outside_nand2 > 0.0 && s.logic_outside_nand2 < r.nand2_equivalents);
+    assert_eq!(s.kept_as_flops.len(), r.memories.len() - deep.len());
 }
