@@ -2,6 +2,8 @@
 # Installs what the project needs when it is missing: Verilator, Yosys,
 # OpenSTA and the OSU 0.18 um standard-cell library (Debian/Ubuntu packages),
 # then checks for cargo. Sourced by run.sh and test.sh; safe to run again.
+# `bash scripts/setup.sh --openram` also makes .venv-openram (OpenRAM, for
+# `sbrp area --sram` only; never needed by the default flow or CI).
 set -euo pipefail
 
 need=()
@@ -24,6 +26,17 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]} with apt-get"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# `sbrp area --sram` only: OpenRAM (PyPI, with numpy<2: numpy 2 breaks its
+# router) in a virtual environment of the project, .venv-openram.
+if [ "${1:-}" = "--openram" ]; then
+  root="$(cd "$(dirname "$0")/.." && pwd)"
+  if ! "$root/.venv-openram/bin/python" -c "import openram" >/dev/null 2>&1; then
+    echo "setup: installing OpenRAM into $root/.venv-openram"
+    python3 -m venv "$root/.venv-openram"
+    "$root/.venv-openram/bin/pip" install -q openram 'numpy<2'
+  fi
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -10,29 +10,29 @@ use sbrp_iface::{storage_totals, PbParams};
 use sbrp_tools::{write_atomic, FsError, LogFile};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{fill, SynthConf, ABC_SCRIPT, PAPER_CLOCK_MHZ, SDC, STA_TCL, SYNTH_YS};
+use crate::config::{fill, SynthConf, ABC_SCRIPT, SDC, STA_TCL, SYNTH_YS};
 use crate::error::{Result, SiliconError};
+use crate::fo4::{measure_fo4, Fo4};
 use crate::liberty::Liberty;
+use crate::memories::{attach_areas, parse_memories, MemoryPorts};
 use crate::netlist::{generic_cells, module_areas, repair_fanout, ModuleArea};
+use crate::sram::SramReport;
 use crate::sta::{parse_sta, TimingReport};
 use crate::tools::{generate, require, sta, yosys};
 
-/// The blocks of the report, in report order.
-pub const BLOCKS: [&str; 4] = [
-    "PB storage",
-    "warp masks and ACTR",
-    "L1 hooks",
-    "ordering checks and control",
-];
+/// The blocks of the report, in report order: the memories (every
+/// sub-module whose name starts with `m_`, at any depth of the hierarchy),
+/// and everything else (registers, logic, the top module).
+pub const BLOCKS: [&str; 2] = ["PB storage", "control"];
 
-/// Block of the report that module (or instance) `m` belongs to.
+/// Block of the report that a module (`sbrp_pb$a$m_x`) or an instance path
+/// (`a/m_x`) belongs to.
 pub fn block_of(m: &str) -> &'static str {
-    let m = m.strip_prefix("sbrp_pb$").unwrap_or(m);
-    match m {
-        "m_type" | "m_warps" | "m_line" | "m_snapv" | "m_snapi" => BLOCKS[0],
-        "r_odm" | "r_edm" | "r_fsm" | "r_actr" => BLOCKS[1],
-        "m_l1idx" => BLOCKS[2],
-        _ => BLOCKS[3],
+    let m = m.trim_start_matches('\\');
+    if m.split(['$', '/']).any(|s| s.starts_with("m_")) {
+        BLOCKS[0]
+    } else {
+        BLOCKS[1]
     }
 }
 
@@ -56,6 +56,8 @@ pub struct AreaReport {
     /// One per entry of [`BLOCKS`], in that order.
     pub blocks: Vec<BlockArea>,
     pub modules: Vec<ModuleArea>,
+    /// The memory arrays before mapping (Yosys), with their ports.
+    pub memories: Vec<MemoryPorts>,
     pub ff_bits: u64,
     /// Bits of the spec's storage table (docs/microarch.md §8).
     pub spec_bits: u64,
@@ -67,25 +69,48 @@ pub struct AreaReport {
     pub generic_cells: u64,
     /// Area over the area of one NAND2 of the library.
     pub nand2_equivalents: f64,
+    /// The library's FO4, measured with OpenSTA (with timing only).
+    pub fo4: Option<Fo4>,
     pub timing: Option<TimingReport>,
+    /// The deep arrays as SRAM macros (only when asked for).
+    pub sram: Option<SramReport>,
     pub synth_seconds: f64,
 }
 
 impl AreaReport {
-    /// Share of the area that is not flip-flops.
-    pub fn non_storage_share(&self) -> f64 {
-        if self.area_um2 > 0.0 {
-            1.0 - self.ff_area_um2 / self.area_um2
-        } else {
-            0.0
-        }
+    /// Area per stored bit (total area over the flip-flop bits), µm².
+    pub fn um2_per_bit(&self) -> f64 {
+        self.area_um2 / self.ff_bits.max(1) as f64
+    }
+
+    /// NAND2 equivalents per stored bit.
+    pub fn nand2_per_bit(&self) -> f64 {
+        self.nand2_equivalents / self.ff_bits.max(1) as f64
+    }
+
+    /// NAND2 equivalents of everything outside the memory arrays (the
+    /// "control" block): the logic that would remain beside SRAM macros.
+    pub fn logic_outside_memories_nand2(&self) -> f64 {
+        let per_um2 = self.nand2_equivalents / self.area_um2.max(1e-9);
+        self.blocks
+            .iter()
+            .filter(|b| b.block != BLOCKS[0])
+            .map(|b| b.area_um2 * per_um2)
+            .sum()
+    }
+
+    /// `ns` in FO4 of the measured library (None without timing).
+    pub fn in_fo4(&self, ns: f64) -> Option<f64> {
+        self.fo4.as_ref().map(|f| 1000.0 * ns / f.fo4_ps)
     }
 }
 
 /// What one area flow leaves for the user in its directory (besides the
 /// report and CSV).
-pub const FLOW_FILES: [&str; 6] = [
+pub const FLOW_FILES: [&str; 8] = [
     "sbrp_pb.v",
+    "memories.txt",
+    "fo4.log",
     "sbrp_pb_netlist.v",
     "yosys.log",
     "sta.log",
@@ -159,6 +184,8 @@ pub fn run_area_flow_on(
     let netlist = dir.join("sbrp_pb_netlist.v");
     write(&netlist, &repaired)?;
     let (modules, counts) = module_areas(&repaired, &lib)?;
+    let mut memories = parse_memories(&read(&dir.join("memories.txt"))?, "sbrp_pb")?;
+    attach_areas(&mut memories, &modules, "sbrp_pb");
     let generic =
         generic_cells(&std::fs::read_to_string(dir.join("stat_generic.txt")).unwrap_or_default());
     let synth_seconds = t0.elapsed().as_secs_f64();
@@ -193,6 +220,11 @@ pub fn run_area_flow_on(
     })?;
     let (spec_bits, paper_bits) = storage_totals(p);
 
+    let fo4 = if timing {
+        Some(measure_fo4(dir)?)
+    } else {
+        None
+    };
     let timing = if timing {
         let sdc = dir.join("sbrp_pb.sdc");
         write(&sdc, SDC)?;
@@ -218,7 +250,7 @@ pub fn run_area_flow_on(
                 errors.join("\n")
             )));
         }
-        Some(parse_sta(&text, 1000.0 / PAPER_CLOCK_MHZ)?)
+        Some(parse_sta(&text)?)
     } else {
         None
     };
@@ -231,6 +263,7 @@ pub fn run_area_flow_on(
         cell_counts: counts.into_iter().collect(),
         blocks,
         modules,
+        memories,
         ff_bits,
         spec_bits: u64::from(spec_bits),
         paper_bits: u64::from(paper_bits),
@@ -238,7 +271,9 @@ pub fn run_area_flow_on(
         fanout_buffers: buffers,
         generic_cells: generic,
         nand2_equivalents: area / nand2,
+        fo4,
         timing,
+        sram: None,
         synth_seconds,
     })
 }

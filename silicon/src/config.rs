@@ -11,7 +11,7 @@ pub(crate) const SYNTH_YS: &str = include_str!("../flow/synth_area.ys");
 pub(crate) const ABC_SCRIPT: &str = include_str!("../flow/abc_delay.abc");
 pub(crate) const STA_TCL: &str = include_str!("../flow/sta_timing.tcl");
 pub(crate) const SDC: &str = include_str!("../flow/sbrp_pb.sdc");
-const SYNTH_CONF: &str = include_str!("../flow/synth.conf");
+pub(crate) const SYNTH_CONF: &str = include_str!("../flow/synth.conf");
 pub(crate) const FORMAL_WRAPPER: &str = include_str!("../formal/sbrp_pb_formal.sv");
 pub(crate) const PROVE_YS: &str = include_str!("../formal/prove.ys");
 
@@ -30,6 +30,10 @@ pub struct SynthConf {
     pub buffer_in: String,
     pub buffer_out: String,
     pub nand2_cell: String,
+    pub inverter_cell: String,
+    pub inverter_in: String,
+    pub inverter_out: String,
+    pub fo4_stages: usize,
 }
 
 impl SynthConf {
@@ -75,6 +79,13 @@ impl SynthConf {
             buffer_in: get("buffer_in")?,
             buffer_out: get("buffer_out")?,
             nand2_cell: get("nand2_cell")?,
+            inverter_cell: get("inverter_cell")?,
+            inverter_in: get("inverter_in")?,
+            inverter_out: get("inverter_out")?,
+            fo4_stages: match usize::try_from(num("fo4_stages")?) {
+                Ok(n) if n >= 8 => n,
+                _ => return Err(bad("fo4_stages: at least 8".into())),
+            },
         })
     }
 

@@ -4,9 +4,12 @@
 //!   synthesized by Yosys onto a standard-cell library (`flow/synth.conf`,
 //!   `flow/synth_area.ys`, `flow/abc_delay.abc`), nets of high fan-out split
 //!   into buffer trees, OpenSTA (`flow/sta_timing.tcl`, `flow/sbrp_pb.sdc`);
-//!   reported as cells, area per block, flip-flop bits against the spec's
-//!   storage table, worst slack, critical path and highest clock
-//!   ([`AreaReport`], [`format_report`], [`format_sweep`], [`format_csv`]).
+//!   reported as cells, area per stored bit and per block (the `m_*`
+//!   memories and the rest), flip-flop bits against the spec's storage
+//!   table, the library's FO4 measured on an inverter chain ([`measure_fo4`]),
+//!   the worst register-to-register, input and output paths in FO4, and the
+//!   highest clock ([`AreaReport`], [`format_report`], [`format_sweep`],
+//!   [`format_csv`]).
 //! * Formal proofs ([`prove`]): the wrapper `formal/sbrp_pb_formal.sv`
 //!   around the unit, proved by Yosys's SAT-based temporal induction
 //!   (`formal/prove.ys`) on the real RTL and on deliberately broken variants
@@ -21,13 +24,16 @@
 mod area;
 mod config;
 mod error;
+mod fo4;
 mod instrument;
 mod liberty;
+mod memories;
 mod netlist;
 mod params_serde;
 mod properties;
 mod prove;
 mod report;
+mod sram;
 mod sta;
 mod sweep;
 mod tools;
@@ -37,14 +43,17 @@ pub use area::{
 };
 pub use config::PAPER_CLOCK_MHZ;
 pub use error::SiliconError;
+pub use fo4::{measure_fo4, Fo4};
+pub use memories::MemoryPorts;
 pub use netlist::ModuleArea;
 pub use properties::{property, BrokenVariant, Property, PROPERTIES};
 pub use prove::{
     format_proof_failures, format_proofs, prove, prove_params, run_proofs, ProofRun, ProveOptions,
     ProveReport,
 };
-pub use report::{format_csv, format_report, format_sweep, ordering_growth, OrderingGrowth};
-pub use sta::TimingReport;
+pub use report::{format_csv, format_report, format_sweep, stage_growth, StageGrowth};
+pub use sram::{SramMacro, SramReport, SRAM_MIN_WORDS, SRAM_TECH};
+pub use sta::{PathTiming, TimingReport, PATH_KINDS};
 pub use sweep::{
     area, area_params, sweep, AreaOptions, SweepEvent, SweepReport, SWEEP_ENTRIES, SWEEP_WARPS,
 };

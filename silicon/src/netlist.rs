@@ -319,6 +319,10 @@ mod tests {
             buffer_in: "A".into(),
             buffer_out: "Y".into(),
             nand2_cell: "INVX1".into(),
+            inverter_cell: "INVX1".into(),
+            inverter_in: "A".into(),
+            inverter_out: "Y".into(),
+            fo4_stages: 12,
         }
     }
 

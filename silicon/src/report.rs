@@ -1,5 +1,5 @@
 //! Text and CSV forms of the area reports: one configuration, the sweep
-//! table, and the verdict on how the ordering checks' delay grows.
+//! table, and the verdict on how the critical stage's delay grows.
 
 use std::fmt::Write as _;
 
@@ -7,7 +7,39 @@ use serde::{Deserialize, Serialize};
 
 use crate::area::AreaReport;
 use crate::error::{Result, SiliconError};
+use crate::sram::SRAM_TECH;
+use crate::sta::PathTiming;
 use crate::sweep::SWEEP_WARPS;
+
+/// A start or end point without OpenSTA's description of it.
+fn short(point: &str) -> &str {
+    point.split(" (").next().unwrap_or(point)
+}
+
+/// `ns` and its FO4 count, e.g. `4.456 ns = 44.9 FO4`.
+fn ns_fo4(r: &AreaReport, ns: f64) -> String {
+    match r.in_fo4(ns) {
+        Some(f) => format!("{ns:.3} ns = {f:.1} FO4"),
+        None => format!("{ns:.3} ns"),
+    }
+}
+
+fn path_line(s: &mut String, r: &AreaReport, what: &str, p: Option<&PathTiming>, note: &str) {
+    match p {
+        Some(p) => {
+            let _ = writeln!(
+                s,
+                "  {what:<20} {} {note}: {} -> {}",
+                ns_fo4(r, p.logic_ns),
+                short(&p.start),
+                short(&p.end)
+            );
+        }
+        None => {
+            let _ = writeln!(s, "  {what:<20} none");
+        }
+    }
+}
 
 /// The text report of one configuration.
 pub fn format_report(r: &AreaReport) -> String {
@@ -27,26 +59,72 @@ pub fn format_report(r: &AreaReport) -> String {
         r.area_um2 / 1e6,
         r.fanout_buffers
     );
-    let _ = writeln!(s, "by block:");
     let _ = writeln!(
         s,
-        "  {:<30} {:>9} {:>14} {:>7} {:>9}",
-        "block", "cells", "area um^2", "share", "FF bits"
+        "area per stored bit: {:.1} um^2/bit over {} flip-flop bits; {:.0} NAND2 equivalents, {:.2} per bit",
+        r.um2_per_bit(),
+        r.ff_bits,
+        r.nand2_equivalents,
+        r.nand2_per_bit()
+    );
+    let _ = writeln!(s, "by block (PB storage: the m_* sub-modules):");
+    let _ = writeln!(
+        s,
+        "  {:<30} {:>9} {:>14} {:>7} {:>9} {:>10}",
+        "block", "cells", "area um^2", "share", "FF bits", "um^2/bit"
     );
     for b in &r.blocks {
+        let per_bit = if b.ff_bits > 0 {
+            format!("{:.1}", b.area_um2 / b.ff_bits as f64)
+        } else {
+            "-".into()
+        };
         let _ = writeln!(
             s,
-            "  {:<30} {:>9} {:>14.0} {:>6.1}% {:>9}",
+            "  {:<30} {:>9} {:>14.0} {:>6.1}% {:>9} {:>10}",
             b.block,
             b.cells,
             b.area_um2,
             100.0 * b.area_um2 / r.area_um2.max(1e-9),
-            b.ff_bits
+            b.ff_bits,
+            per_bit
         );
+    }
+    if !r.memories.is_empty() {
+        let _ = writeln!(
+            s,
+            "memories (Yosys, before mapping to flip-flops; area of the memory's module):"
+        );
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>13} {:>10} {:>11} {:<18} {:>12} {:>9}",
+            "memory", "words x bits", "read ports", "write ports", "reads", "area um^2", "um^2/bit"
+        );
+        for m in &r.memories {
+            let (area, per_bit) = if m.area_um2 > 0.0 {
+                (
+                    format!("{:.0}", m.area_um2),
+                    format!("{:.1}", m.area_um2 / m.stored_bits().max(1) as f64),
+                )
+            } else {
+                ("-".into(), "-".into())
+            };
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>13} {:>10} {:>11} {:<18} {:>12} {:>9}",
+                m.name,
+                format!("{} x {}", m.words, m.bits),
+                m.read_ports,
+                m.write_ports,
+                m.read_kind(),
+                area,
+                per_bit
+            );
+        }
     }
     let _ = writeln!(
         s,
-        "flip-flop bits: {} (spec storage table {}{}; paper's estimate {})",
+        "flip-flop bits: {} (spec storage table {}{}; paper's estimate {}); flip-flop area {:.0} um^2",
         r.ff_bits,
         r.spec_bits,
         if r.ff_bits == r.spec_bits {
@@ -54,23 +132,109 @@ pub fn format_report(r: &AreaReport) -> String {
         } else {
             ", DIFFERENT"
         },
-        r.paper_bits
+        r.paper_bits,
+        r.ff_area_um2
     );
     let _ = writeln!(
         s,
-        "storage (flip-flop) area: {:.0} um^2; area that is not storage: {:.1}%",
-        r.ff_area_um2,
-        100.0 * r.non_storage_share()
+        "logic outside the memory arrays: {:.0} NAND2 equivalents (what would remain beside SRAM macros)",
+        r.logic_outside_memories_nand2()
     );
     let _ = writeln!(
         s,
-        "technology-independent: {} generic gates (Yosys internal cells after synth), {:.0} NAND2 equivalents",
-        r.generic_cells, r.nand2_equivalents
+        "technology-independent: {} generic gates (Yosys internal cells after synth)",
+        r.generic_cells
     );
-    if let Some(t) = &r.timing {
+    if let Some(m) = &r.sram {
         let _ = writeln!(
             s,
-            "timing at {:.0} MHz (period {:.3} ns): worst slack {:.3} ns{}",
+            "SRAM view: deep arrays as {} macros, 1RW+1R, one copy per read port:",
+            m.tech
+        );
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>13} {:>10} {:>7} {:>18} {:>12}",
+            "memory", "words x bits", "read ports", "copies", "macro um", "area um^2"
+        );
+        for x in &m.macros {
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>13} {:>10} {:>7} {:>18} {:>12.0}",
+                x.memory,
+                format!("{} x {}", x.words, x.bits),
+                x.read_ports,
+                x.copies,
+                format!("{:.1} x {:.1}", x.width_um, x.height_um),
+                x.area_um2()
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  macros: {:.0} um^2 ({}); logic outside the macros: {:.0} NAND2 equivalents ({}; kept as flip-flops: {})",
+            m.macro_area_um2,
+            SRAM_TECH,
+            m.logic_outside_nand2,
+            r.library,
+            if m.kept_as_flops.is_empty() {
+                "none".to_string()
+            } else {
+                m.kept_as_flops.join(", ")
+            }
+        );
+    }
+    if let Some(f) = &r.fo4 {
+        let _ = writeln!(
+            s,
+            "FO4 of the library (measured: OpenSTA, {} {}-stage chain, fan-out 4): {:.1} ps (rise {:.1}, fall {:.1})",
+            f.cell, f.stages, f.fo4_ps, f.rise_ps, f.fall_ps
+        );
+    }
+    if let Some(t) = &r.timing {
+        let st = &t.reg_to_reg;
+        let _ = writeln!(
+            s,
+            "timing (ideal clock; registered I/O: input and output delays 0):"
+        );
+        path_line(
+            &mut s,
+            r,
+            "register to register",
+            Some(st),
+            &format!(
+                "of logic (clock-to-Q {:.3} and setup {:.3} ns excluded)",
+                st.launch_ns, st.setup_ns
+            ),
+        );
+        let _ = writeln!(s, "    crosses: {}", st.blocks.join(" -> "));
+        path_line(
+            &mut s,
+            r,
+            "input to register",
+            t.in_to_reg.as_ref(),
+            "(from the port with its driver, setup excluded)",
+        );
+        path_line(
+            &mut s,
+            r,
+            "register to output",
+            t.reg_to_out.as_ref(),
+            "(clock-to-Q excluded)",
+        );
+        path_line(
+            &mut s,
+            r,
+            "input to output",
+            t.in_to_out.as_ref(),
+            "(combinational)",
+        );
+        let _ = writeln!(
+            s,
+            "highest clock in this library: {:.0} MHz (period {:.3} ns = clock-to-Q + stage logic + setup of the register-to-register path)",
+            t.fmax_mhz, t.min_period_ns
+        );
+        let _ = writeln!(
+            s,
+            "secondary: worst slack at the paper's {:.0} MHz (period {:.3} ns): {:.3} ns{}",
             1000.0 / t.period_ns,
             t.period_ns,
             t.wns_ns,
@@ -80,28 +244,12 @@ pub fn format_report(r: &AreaReport) -> String {
                 " (VIOLATED)"
             }
         );
-        let _ = writeln!(
-            s,
-            "critical path: {} -> {} (arrival {:.3} ns)",
-            t.path_start, t.path_end, t.path_arrival_ns
-        );
-        let _ = writeln!(s, "  crosses: {}", t.path_blocks.join(" -> "));
-        let _ = writeln!(
-            s,
-            "ordering checks (inputs -> req_ready/req_wait): {:.3} ns",
-            t.ordering_delay_ns
-        );
-        let _ = writeln!(
-            s,
-            "highest clock in this library: {:.0} MHz (period {:.3} ns)",
-            t.fmax_mhz, t.min_period_ns
-        );
     }
     s
 }
 
 /// One row of `area.csv` / `sweep.csv`: numbers as the text report rounds
-/// them; an empty field when there is no timing.
+/// them; an empty field when there is no timing (or no such path).
 #[derive(Serialize)]
 struct CsvRow {
     entries: u32,
@@ -112,17 +260,21 @@ struct CsvRow {
     ff_bits: u64,
     spec_bits: u64,
     paper_bits: u64,
-    non_storage_share: String,
-    generic_cells: u64,
+    um2_per_bit: String,
     nand2_eq: String,
+    nand2_eq_per_bit: String,
+    generic_cells: u64,
     fanout_buffers: u64,
-    wns_ns: Option<String>,
-    critical_path_ns: Option<String>,
-    ordering_delay_ns: Option<String>,
+    fo4_ps: Option<String>,
+    stage_logic_ns: Option<String>,
+    stage_fo4: Option<String>,
+    in_to_reg_fo4: Option<String>,
+    reg_to_out_fo4: Option<String>,
+    in_to_out_fo4: Option<String>,
+    min_period_ns: Option<String>,
     fmax_mhz: Option<String>,
+    wns_paper_clock_ns: Option<String>,
     pb_storage_um2: String,
-    masks_actr_um2: String,
-    l1_hooks_um2: String,
     control_um2: String,
 }
 
@@ -130,6 +282,10 @@ impl CsvRow {
     fn of(r: &AreaReport) -> CsvRow {
         let t = r.timing.as_ref();
         let ns = |v: Option<f64>| v.map(|v| format!("{v:.3}"));
+        let fo4 = |p: Option<&PathTiming>| {
+            p.and_then(|p| r.in_fo4(p.logic_ns))
+                .map(|f| format!("{f:.1}"))
+        };
         let block = |i: usize| {
             r.blocks
                 .get(i)
@@ -145,18 +301,22 @@ impl CsvRow {
             ff_bits: r.ff_bits,
             spec_bits: r.spec_bits,
             paper_bits: r.paper_bits,
-            non_storage_share: format!("{:.4}", r.non_storage_share()),
-            generic_cells: r.generic_cells,
+            um2_per_bit: format!("{:.1}", r.um2_per_bit()),
             nand2_eq: format!("{:.0}", r.nand2_equivalents),
+            nand2_eq_per_bit: format!("{:.2}", r.nand2_per_bit()),
+            generic_cells: r.generic_cells,
             fanout_buffers: r.fanout_buffers,
-            wns_ns: ns(t.map(|t| t.wns_ns)),
-            critical_path_ns: ns(t.map(|t| t.path_arrival_ns)),
-            ordering_delay_ns: ns(t.map(|t| t.ordering_delay_ns)),
+            fo4_ps: r.fo4.as_ref().map(|f| format!("{:.1}", f.fo4_ps)),
+            stage_logic_ns: ns(t.map(|t| t.reg_to_reg.logic_ns)),
+            stage_fo4: fo4(t.map(|t| &t.reg_to_reg)),
+            in_to_reg_fo4: fo4(t.and_then(|t| t.in_to_reg.as_ref())),
+            reg_to_out_fo4: fo4(t.and_then(|t| t.reg_to_out.as_ref())),
+            in_to_out_fo4: fo4(t.and_then(|t| t.in_to_out.as_ref())),
+            min_period_ns: ns(t.map(|t| t.min_period_ns)),
             fmax_mhz: t.map(|t| format!("{:.0}", t.fmax_mhz)),
+            wns_paper_clock_ns: ns(t.map(|t| t.wns_ns)),
             pb_storage_um2: block(0),
-            masks_actr_um2: block(1),
-            l1_hooks_um2: block(2),
-            control_um2: block(3),
+            control_um2: block(1),
         }
     }
 }
@@ -180,11 +340,12 @@ pub fn format_csv(rows: &[AreaReport]) -> Result<String> {
     String::from_utf8(bytes).map_err(|e| csv_err(&e))
 }
 
-const CSV_HEADER: &str = "entries,warps,lines,cells,area_um2,ff_bits,spec_bits,paper_bits,non_storage_share,generic_cells,nand2_eq,fanout_buffers,wns_ns,critical_path_ns,ordering_delay_ns,fmax_mhz,pb_storage_um2,masks_actr_um2,l1_hooks_um2,control_um2";
+const CSV_HEADER: &str = "entries,warps,lines,cells,area_um2,ff_bits,spec_bits,paper_bits,um2_per_bit,nand2_eq,nand2_eq_per_bit,generic_cells,fanout_buffers,fo4_ps,stage_logic_ns,stage_fo4,in_to_reg_fo4,reg_to_out_fo4,in_to_out_fo4,min_period_ns,fmax_mhz,wns_paper_clock_ns,pb_storage_um2,control_um2";
 
-/// How the ordering checks' delay grows with entries, for one warp count.
+/// How the critical stage's logic delay grows with entries, for one warp
+/// count.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct OrderingGrowth {
+pub struct StageGrowth {
     pub warps: u32,
     /// Delay added by each doubling of entries, ns.
     pub steps_ns: Vec<f64>,
@@ -194,12 +355,13 @@ pub struct OrderingGrowth {
     pub logarithmic: bool,
 }
 
-/// Growth of the ordering-check delay with entries, per warp count of the
-/// sweep (3 points at least). A delay a + b log2(N) adds the same amount
-/// per doubling; the check is that the second half of the doublings adds no
-/// more than the first half, plus 0.2 ns of synthesis noise (a delay linear
-/// in N would add 4 to 16 times more in the second half).
-pub fn ordering_growth(rows: &[AreaReport]) -> Vec<OrderingGrowth> {
+/// Growth of the register-to-register logic delay with entries, per warp
+/// count of the sweep (3 points at least). A delay a + b log2(N) adds the
+/// same amount per doubling; the check is that the second half of the
+/// doublings adds no more than the first half, plus 0.2 ns of synthesis
+/// noise (a delay linear in N would add 4 to 16 times more in the second
+/// half).
+pub fn stage_growth(rows: &[AreaReport]) -> Vec<StageGrowth> {
     let mut out = Vec::new();
     for w in SWEEP_WARPS {
         let mut pts: Vec<(f64, f64)> = rows
@@ -208,7 +370,7 @@ pub fn ordering_growth(rows: &[AreaReport]) -> Vec<OrderingGrowth> {
             .filter_map(|r| {
                 r.timing
                     .as_ref()
-                    .map(|t| (f64::from(r.params.entries).log2(), t.ordering_delay_ns))
+                    .map(|t| (f64::from(r.params.entries).log2(), t.reg_to_reg.logic_ns))
             })
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -224,7 +386,7 @@ pub fn ordering_growth(rows: &[AreaReport]) -> Vec<OrderingGrowth> {
         let half = steps.len() / 2;
         let first: f64 = steps[..half].iter().sum();
         let second: f64 = steps[steps.len() - half..].iter().sum();
-        out.push(OrderingGrowth {
+        out.push(StageGrowth {
             warps: w,
             logarithmic: second <= first.max(0.0) + 0.2,
             steps_ns: steps,
@@ -234,7 +396,7 @@ pub fn ordering_growth(rows: &[AreaReport]) -> Vec<OrderingGrowth> {
     out
 }
 
-/// The sweep table and the verdict on the ordering checks' growth.
+/// The sweep table and the verdict on the critical stage's growth.
 pub fn format_sweep(rows: &[AreaReport]) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -245,34 +407,36 @@ pub fn format_sweep(rows: &[AreaReport]) -> String {
         "cells",
         "area mm^2",
         "FF bits",
-        "slack ns",
-        "crit ns",
-        "order ns",
+        "um^2/bit",
+        "stage ns",
+        "stage FO4",
         "fmax"
     );
     for r in rows {
         let t = r.timing.as_ref();
-        let g = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into());
+        let dash = || "-".to_string();
         let _ = writeln!(
             s,
-            "{:>7} {:>5} {:>8} {:>10.4} {:>8} {:>9} {:>9} {:>9} {:>7}",
+            "{:>7} {:>5} {:>8} {:>10.4} {:>8} {:>9.1} {:>9} {:>9} {:>7}",
             r.params.entries,
             r.params.warps,
             r.cells,
             r.area_um2 / 1e6,
             r.ff_bits,
-            g(t.map(|t| t.wns_ns)),
-            g(t.map(|t| t.path_arrival_ns)),
-            g(t.map(|t| t.ordering_delay_ns)),
-            t.map(|t| format!("{:.0}", t.fmax_mhz))
-                .unwrap_or_else(|| "-".into())
+            r.um2_per_bit(),
+            t.map(|t| format!("{:.3}", t.reg_to_reg.logic_ns))
+                .unwrap_or_else(dash),
+            t.and_then(|t| r.in_fo4(t.reg_to_reg.logic_ns))
+                .map(|f| format!("{f:.1}"))
+                .unwrap_or_else(dash),
+            t.map(|t| format!("{:.0}", t.fmax_mhz)).unwrap_or_else(dash)
         );
     }
-    for g in ordering_growth(rows) {
+    for g in stage_growth(rows) {
         let st: Vec<String> = g.steps_ns.iter().map(|d| format!("{d:+.3}")).collect();
         let _ = writeln!(
             s,
-            "ordering checks, warps {}: delay added per doubling of entries {} ns (fit {:.3} ns per doubling): {}",
+            "critical stage, warps {}: logic delay added per doubling of entries {} ns (fit {:.3} ns per doubling): {}",
             g.warps,
             st.join(", "),
             g.slope_ns,
@@ -293,7 +457,21 @@ mod tests {
     use crate::sta::TimingReport;
     use sbrp_iface::PbParams;
 
-    fn report(entries: u32, warps: u32, ordering: f64, timing: bool) -> AreaReport {
+    fn path(launch: f64, logic: f64, setup: f64) -> PathTiming {
+        PathTiming {
+            start: "a".into(),
+            end: "b".into(),
+            arrival_ns: launch + logic,
+            launch_ns: launch,
+            logic_ns: logic,
+            setup_ns: setup,
+            blocks: vec!["x".into()],
+            text: String::new(),
+        }
+    }
+
+    /// A report whose critical stage has `stage` ns of logic.
+    fn report(entries: u32, warps: u32, stage: f64, timing: bool) -> AreaReport {
         AreaReport {
             params: PbParams {
                 entries,
@@ -309,47 +487,66 @@ mod tests {
                 .iter()
                 .map(|b| BlockArea {
                     block: b.to_string(),
-                    cells: 25,
-                    area_um2: 500.1,
-                    ff_bits: 1,
+                    cells: 50,
+                    area_um2: 1000.2,
+                    ff_bits: 2,
                 })
                 .collect(),
             modules: vec![],
+            memories: vec![crate::memories::MemoryPorts {
+                name: "m_type".into(),
+                module: "sbrp_pb$m_type".into(),
+                words: 256,
+                bits: 3,
+                read_ports: 4,
+                sync_read_ports: 0,
+                write_ports: 1,
+                area_um2: 76800.0,
+            }],
             ff_bits: 4,
             spec_bits: 4,
             paper_bits: 5,
             ff_area_um2: 500.0,
             fanout_buffers: 2,
             generic_cells: 50,
-            nand2_equivalents: 62.6,
-            timing: timing.then(|| TimingReport {
-                period_ns: 0.733,
-                wns_ns: -1.5,
-                min_period_ns: 2.0,
-                fmax_mhz: 500.0,
-                path_start: "a".into(),
-                path_end: "b".into(),
-                path_arrival_ns: 2.1,
-                path_blocks: vec!["x".into()],
-                ordering_delay_ns: ordering,
-                path_text: String::new(),
+            nand2_equivalents: 62.8,
+            fo4: timing.then(|| crate::fo4::Fo4 {
+                cell: "INVX1".into(),
+                stages: 12,
+                rise_ps: 105.0,
+                fall_ps: 93.0,
+                fo4_ps: 99.0,
             }),
+            timing: timing.then(|| {
+                let st = path(0.1, stage, 0.2);
+                TimingReport {
+                    period_ns: 0.733,
+                    wns_ns: -1.5,
+                    min_period_ns: st.min_period_ns(),
+                    fmax_mhz: 1000.0 / st.min_period_ns(),
+                    reg_to_reg: st,
+                    in_to_reg: Some(path(0.0, 0.495, 0.2)),
+                    reg_to_out: None,
+                    in_to_out: None,
+                }
+            }),
+            sram: None,
             synth_seconds: 1.0,
         }
     }
 
     #[test]
     fn csv_has_the_header_and_rounded_fields() {
-        let csv = format_csv(&[report(32, 32, 1.25, true), report(64, 32, 1.5, false)]).unwrap();
+        let csv = format_csv(&[report(32, 32, 1.98, true), report(64, 32, 1.5, false)]).unwrap();
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], CSV_HEADER);
         assert_eq!(
             lines[1],
-            "32,32,512,100,2000,4,4,5,0.7500,50,63,2,-1.500,2.100,1.250,500,500,500,500,500"
+            "32,32,512,100,2000,4,4,5,500.1,63,15.70,50,2,99.0,1.980,20.0,5.0,,,2.280,439,-1.500,1000,1000"
         );
         assert_eq!(
             lines[2],
-            "64,32,512,100,2000,4,4,5,0.7500,50,63,2,,,,,500,500,500,500"
+            "64,32,512,100,2000,4,4,5,500.1,63,15.70,50,2,,,,,,,,,,1000,1000"
         );
         assert!(!csv.contains('\r'));
         assert_eq!(format_csv(&[]).unwrap(), format!("{CSV_HEADER}\n"));
@@ -367,7 +564,7 @@ mod tests {
             .iter()
             .map(|&e| report(e, 64, 0.01 * f64::from(e), true))
             .collect();
-        let g = ordering_growth(&[log, lin].concat());
+        let g = stage_growth(&[log, lin].concat());
         assert_eq!(g.len(), 2);
         assert!(
             g[0].logarithmic && (g[0].slope_ns - 0.1).abs() < 1e-9,
@@ -375,16 +572,33 @@ mod tests {
         );
         assert!(!g[1].logarithmic, "{g:?}");
         let table = format_sweep(&[]);
-        assert!(table.contains("entries") && !table.contains("ordering checks"));
+        assert!(table.contains("entries") && !table.contains("critical stage"));
     }
 
     #[test]
-    fn text_report_flags_a_violated_clock_and_a_bit_mismatch() {
-        let mut r = report(32, 32, 1.0, true);
+    fn text_report_gives_stage_fo4_fmax_and_per_bit_figures() {
+        let mut r = report(32, 32, 1.98, true);
         r.ff_bits = 3;
         let t = format_report(&r);
-        assert!(t.contains("(VIOLATED)") && t.contains(", DIFFERENT"), "{t}");
         assert!(t.starts_with("sbrp area: entries 32 warps 32 lines 512"));
+        assert!(t.contains("(VIOLATED)") && t.contains(", DIFFERENT"), "{t}");
+        assert!(t.contains("99.0 ps (rise 105.0, fall 93.0)"), "{t}");
+        assert!(t.contains("1.980 ns = 20.0 FO4 of logic"), "{t}");
+        assert!(t.contains("input to register    0.495 ns = 5.0 FO4"), "{t}");
+        assert!(t.contains("register to output   none"), "{t}");
+        assert!(t.contains("highest clock in this library: 439 MHz"), "{t}");
+        assert!(t.contains("666.8 um^2/bit over 3 flip-flop bits"), "{t}");
+        assert!(!t.contains("not storage"), "{t}");
+        // Control is half of 2000.4 um^2; 62.8 NAND2-eq in all.
+        assert!(
+            t.contains("logic outside the memory arrays: 31 NAND2"),
+            "{t}"
+        );
+        assert!(
+            t.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["m_type", "256", "x", "3", "4", "1", "async", "76800", "100.0"]),
+            "{t}"
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::area::{run_area_flow, AreaReport, FLOW_FILES};
 use crate::error::{Result, SiliconError};
 use crate::report::{format_csv, format_report, format_sweep};
+use crate::sram::run_sram;
 
 /// Entries and warps of the sweep (lines 512).
 pub const SWEEP_ENTRIES: [u32; 5] = [32, 64, 128, 256, 512];
@@ -22,6 +23,9 @@ pub const SWEEP_WARPS: [u32; 2] = [32, 64];
 pub struct AreaOptions {
     /// Run OpenSTA too.
     pub timing: bool,
+    /// Also price the deep arrays as OpenRAM SRAM macros (needs the
+    /// environment of `scripts/setup.sh --openram`; minutes per macro).
+    pub sram: bool,
     /// Where to write `report.txt`, the CSV (`area.csv` or `sweep.csv`) and,
     /// for one configuration, [`FLOW_FILES`]; nothing is written when the
     /// flow fails.
@@ -68,7 +72,10 @@ fn in_context(p: &PbParams, e: SiliconError) -> SiliconError {
 /// `report.txt`, `area.csv` and [`FLOW_FILES`] there.
 pub fn area(p: &PbParams, opts: &AreaOptions) -> Result<AreaReport> {
     let scratch = Scratch::new("area")?;
-    let r = run_area_flow(p, scratch.path(), opts.timing).map_err(|e| in_context(p, e))?;
+    let mut r = run_area_flow(p, scratch.path(), opts.timing).map_err(|e| in_context(p, e))?;
+    if opts.sram {
+        r.sram = Some(run_sram(&r, scratch.path()).map_err(|e| in_context(p, e))?);
+    }
     if let Some(out) = &opts.out {
         let text = format!("{}\n", format_report(&r));
         let csv = format_csv(std::slice::from_ref(&r))?;
@@ -102,7 +109,12 @@ pub fn sweep(
         let scratch = Scratch::new("area-run")?;
         progress(SweepEvent::Synthesizing(p));
         match run_area_flow(p, scratch.path(), opts.timing) {
-            Ok(r) => rows.push(r),
+            Ok(mut r) => {
+                if opts.sram {
+                    r.sram = Some(run_sram(&r, scratch.path()).map_err(|e| in_context(p, e))?);
+                }
+                rows.push(r)
+            }
             Err(e @ SiliconError::Generate { .. }) => {
                 progress(SweepEvent::Skipped(p, &e));
                 skipped.push((p.tag(), e.to_string()));

@@ -101,3 +101,68 @@ fn area_without_tools_or_library_exits_2() {
     let o = sbrp(&["area", "--window", "0"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// `sbrp area` on the small unit prints the figures a reviewer reads: the
+/// measured FO4, the stage and I/O paths in FO4, fmax, area per bit and
+/// the memories' ports; and exits 0 (about 10 s).
+#[test]
+fn area_prints_fo4_stage_fmax_and_ports() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("area");
+    let o = sbrp(
+        &[
+            "area",
+            "--entries",
+            "16",
+            "--warps",
+            "4",
+            "--lines",
+            "16",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{}", stderr(&o));
+    for needle in [
+        "FO4 of the library (measured",
+        "register to register",
+        "FO4 of logic (clock-to-Q",
+        "input to register",
+        "register to output",
+        "highest clock in this library:",
+        "um^2/bit over",
+        "NAND2 equivalents",
+        "read ports",
+    ] {
+        assert!(stdout.contains(needle), "{needle:?} missing:\n{stdout}");
+    }
+    assert!(!stdout.contains("not storage"), "{stdout}");
+    // The measured FO4 of OSU 0.18 um (about 99 ps).
+    let fo4: f64 = stdout
+        .lines()
+        .find_map(|l| l.split("fan-out 4): ").nth(1))
+        .and_then(|r| r.split(" ps").next())
+        .and_then(|v| v.parse().ok())
+        .expect("FO4 value");
+    assert!((60.0..150.0).contains(&fo4), "FO4 {fo4}");
+    // Each memory of the RTL (m_*) has a row with its ports.
+    assert!(
+        stdout
+            .lines()
+            .filter(|l| l.trim_start().starts_with("m_"))
+            .count()
+            >= 1,
+        "{stdout}"
+    );
+    for f in [
+        "report.txt",
+        "area.csv",
+        "fo4.log",
+        "memories.txt",
+        "sta.log",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} not written");
+    }
+}

@@ -25,12 +25,18 @@ pub struct AreaArgs {
     /// Skip OpenSTA (area only).
     #[arg(long)]
     no_timing: bool,
+    /// Also price arrays of 32 words or more as OpenRAM SRAM macros
+    /// (FreePDK45) and report the logic outside them; needs
+    /// `bash scripts/setup.sh --openram` once, and minutes per macro.
+    #[arg(long)]
+    sram: bool,
 }
 
 pub fn run(a: &AreaArgs) -> Result<Verdict> {
     let p = a.params.params()?;
     let opts = AreaOptions {
         timing: !a.no_timing,
+        sram: a.sram,
         out: a.out.clone(),
     };
     let csv_name = if a.sweep {
