@@ -7,10 +7,10 @@
 //!   reported as cells, area per block, flip-flop bits against the spec's
 //!   storage table, worst slack, critical path and highest clock
 //!   ([`AreaReport`], [`format_report`], [`format_sweep`], [`format_csv`]).
-//! * Formal proofs ([`prove`]): the wrapper `formal/sbrp_pb_formal.sv`
-//!   around the unit, proved by Yosys's SAT-based temporal induction
-//!   (`formal/prove.ys`) on the real RTL and on deliberately broken variants
-//!   ([`ProveReport`], [`format_proofs`]).
+//! * Formal proofs ([`prove`]): the port-level environment
+//!   `formal/sbrp_pb_formal.sv` around the unit, turned into AIGER by Yosys
+//!   (`formal/prove.ys`) and decided by yosys-abc (PDR or BMC) on the real
+//!   RTL and on deliberately broken variants ([`ProveReport`], [`format_proofs`]).
 //!
 //! The scripts are compiled in (`include_str!`), so the flow works from any
 //! directory; the tools are found on `PATH` or through `SBRP_YOSYS` and
@@ -21,7 +21,6 @@
 mod area;
 mod config;
 mod error;
-mod instrument;
 mod liberty;
 mod netlist;
 mod params_serde;
@@ -38,10 +37,10 @@ pub use area::{
 pub use config::PAPER_CLOCK_MHZ;
 pub use error::SiliconError;
 pub use netlist::ModuleArea;
-pub use properties::{property, BrokenVariant, Property, PROPERTIES};
+pub use properties::{property, Breakage, BrokenVariant, Engine, Property, BMC_DEPTH, PROPERTIES};
 pub use prove::{
-    format_proof_failures, format_proofs, prove, prove_params, run_proofs, ProofRun, ProveOptions,
-    ProveReport,
+    fair_bounds, format_proof_failures, format_proofs, prove, prove_params, run_proofs, FairBounds,
+    ProofRun, ProveOptions, ProveReport, Verdict,
 };
 pub use report::{format_csv, format_report, format_sweep, ordering_growth, OrderingGrowth};
 pub use sta::TimingReport;
