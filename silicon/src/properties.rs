@@ -121,7 +121,7 @@ const PROPS: [Property; 14] = [
                 "wire busy = fifo_has | (ha_flush & (h_line == r2_line));",
                 "wire busy = fifo_has;",
             )),
-            depth: 14,
+            depth: 16,
         },
     ),
     prop(
@@ -191,12 +191,12 @@ const PROPS: [Property; 14] = [
             depth: 12,
         },
     ),
-    cover("cover_coalesce", &["COVER_COALESCE"], 10, "a store coalesces"),
-    cover("cover_full", &["COVER_FULL"], 24, "the PB is full"),
-    cover("cover_evict_fence", &["COVER_EVICT_FENCE"], 14, "an eviction flush is accepted while another warp is in ODM (its dFence older in the PB)"),
-    cover("cover_epoch", &["COVER_EPOCH"], 20, "the current epoch reaches 3 (three epochs opened)"),
-    cover("cover_pmo", &["COVER_PMO"], 20, "the PMO witness completes: S1 acked after S2 was taken"),
-    cover("cover_edm", &["COVER_EDM"], 16, "a warp enters EDM on an epoch"),
+    cover("cover_coalesce", &["COVER_COALESCE"], 14, "a store coalesces"),
+    cover("cover_full", &["COVER_FULL"], 26, "the PB is full"),
+    cover("cover_evict_fence", &["COVER_EVICT_FENCE"], 16, "an eviction flush is accepted while another warp is in ODM (its dFence older in the PB)"),
+    cover("cover_epoch", &["COVER_EPOCH"], 16, "the current epoch reaches 3 (three epochs opened)"),
+    cover("cover_pmo", &["COVER_PMO"], 12, "the PMO witness completes: S1 acked after S2 was taken"),
+    cover("cover_edm", &["COVER_EDM"], 10, "a warp enters EDM on an epoch"),
 ];
 
 /// BMC depth of the real-RTL runs of the default `sbrp prove`.
