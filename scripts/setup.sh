@@ -10,6 +10,9 @@ need=()
 command -v verilator >/dev/null 2>&1 || need+=(verilator)
 command -v yosys >/dev/null 2>&1 || need+=(yosys)
 command -v sta >/dev/null 2>&1 || need+=(opensta)
+# SMT solvers for yosys-smtbmc (the proofs of `sbrp prove` run yosys-abc, shipped with yosys).
+command -v boolector >/dev/null 2>&1 || need+=(boolector)
+command -v z3 >/dev/null 2>&1 || need+=(z3)
 [ -f /usr/share/qflow/tech/osu018/osu018_stdcells.lib ] || need+=(qflow-tech-osu018)
 # Verilator's generated C++ needs a C++ compiler and make.
 command -v g++ >/dev/null 2>&1 || need+=(g++)

@@ -1,254 +1,343 @@
-// Formal wrapper of the SBRP persist buffer unit (docs/microarch.md), proved
-// with Yosys's SAT-based temporal induction (silicon/formal/prove.ys, `sbrp prove`).
+// Formal environment of the v2 persist buffer unit (docs/microarch.md): the
+// generated `sbrp_pb` with free inputs, constrained only by the interface
+// requirements of spec §2 (assumptions), and monitors with ghost state on its
+// ports (assertions). Nothing inside the unit is read, so the proofs hold for
+// any implementation of the port contract. Used by `sbrp prove`
+// (silicon/src/prove.rs), one property group per run, chosen by defines:
 //
-// The unit `sbrp_pb` is the generated Verilog with extra output ports that
-// show its state (silicon/src/instrument.rs): fv_r_<reg> is
-// a register, fv_m_<mem> = {we, wa, word[D-1], ..., word[0]} a memory with
-// its write port. The wrapper's inputs are free: every request, ack,
-// drain_all and reset sequence is considered.
+//   environment            ENV_HOOKS_EXACT  hooks follow the responses (else free)
+//                          ENV_FAIR         acks within LACK, flush_ready every R
+//                                           cycles, inv_done within LINV, no reset
+//                          ENV_DRAIN        drain_all held from the first cycle,
+//                                           no new requests (with ENV_FAIR)
+//                          ENV_ACK_FREE     acks unconstrained (broken environment)
+//   properties             CHECK_ACTR CHECK_HANDSHAKE CHECK_LOST CHECK_PMO
+//                          CHECK_DURABLE CHECK_COALESCE CHECK_RELEASE CHECK_DRAIN
+//   cover statements       COVERS
 //
-// Each property is enabled by a define (one proof per property):
-//   CHECK_ACTR         ACTR never underflows or exceeds its bound
-//   CHECK_OVERFLOW     the PB never overflows
-//   CHECK_FSM_GATE     no persist leaves while gated by FSM with ACTR non-zero
-//   CHECK_RELEASE      ODM/EDM warps are released within BOUND quiet cycles
-//   CHECK_FLUSH_ORDER  no flushed line has an older ordering entry of its warps
-//   CHECK_INV_DRAIN    invariants CHECK_RELEASE needs (proved with it)
-//   CHECK_INV_ORDER    invariants CHECK_FLUSH_ORDER needs (proved with it)
+// All checks of a run are ANDed into one assertion `ok` (one AIGER property).
 module sbrp_pb_formal #(
-    parameter N = 16,   // entries
-    parameter IW = 4,   // log2 N
-    parameter W = 4,    // warps
-    parameter L = 16,   // lines
-    parameter LW = 4,   // log2 L
-    parameter A = 8,    // ACTR bits
-    parameter BOUND = 288  // 2N + 2^A
+    parameter N = 16, parameter IW = 4, parameter W = 4, parameter L = 16, parameter LW = 4,
+    parameter A = 8,
+    parameter LACK = 3,   // fair environment: a taken flush is acked within LACK cycles
+    parameter R = 2,      // fair environment: flush_ready at least every R cycles
+    parameter LINV = 2,   // fair environment: inv_done within LINV cycles of inv_req
+    parameter B = 16,     // release bound (CHECK_RELEASE)
+    parameter BD = 200    // drain bound (CHECK_DRAIN)
 ) (
     input clock,
     input rst,
-    input req_valid,
-    input [2:0] req_op,
-    input [5:0] req_warp,
-    input [LW-1:0] req_line,
-    input ack,
-    input drain_all
+    input req_valid, input [2:0] req_op, input [5:0] req_warp, input [LW-1:0] req_line,
+    input req_pbv, input [IW-1:0] req_pbidx,
+    input flush_ready, input [2:0] ack_count, input [1:0] ack_epoch, input inv_done,
+    input drain_all,
+    // witness choices: held from the first cycle (pick_*) or free each cycle (choose_*)
+    input [LW-1:0] pick_line, input [5:0] pick_warp,
+    input choose_s1, input choose_o, input choose_s2, input choose_ack, input [7:0] choose_acks
 );
-    wire req_ready, req_wait, flush_valid, flush_evict, inv_pm, idle, obs_full, obs_drain;
+    wire req_ready, rsp_valid, flush_valid, flush_evict, inv_req, idle, obs_full, obs_drain;
+    wire [5:0] rsp_warp;
+    wire [1:0] rsp_kind, flush_epoch, error, obs_epoch;
+    wire [IW-1:0] rsp_idx, obs_head, obs_tail;
     wire [LW-1:0] flush_line;
     wire [W-1:0] flush_warps, stall, obs_odm, obs_edm, obs_fsm;
     wire [A-1:0] obs_actr;
-    wire [IW-1:0] obs_head, obs_tail;
-    wire [3*N+IW:0] fv_m_type;
-    wire [W*N+IW:0] fv_m_warps;
-    wire [N+IW:0] fv_m_snapv;
-    wire [IW*N+IW:0] fv_m_snapi;
-    wire [IW-1:0] fv_r_didx, fv_r_loi;
-    wire fv_r_lov;
 
     sbrp_pb dut (
-        .clock(clock), .rst(rst), .req_valid(req_valid), .req_op(req_op),
-        .req_warp(req_warp), .req_line(req_line), .ack(ack), .drain_all(drain_all),
-        .req_ready(req_ready), .req_wait(req_wait), .flush_valid(flush_valid),
-        .flush_line(flush_line), .flush_warps(flush_warps), .flush_evict(flush_evict),
-        .inv_pm(inv_pm), .stall(stall), .idle(idle), .obs_odm(obs_odm), .obs_edm(obs_edm),
-        .obs_fsm(obs_fsm), .obs_actr(obs_actr), .obs_head(obs_head), .obs_tail(obs_tail),
-        .obs_full(obs_full), .obs_drain(obs_drain),
-        .fv_m_type(fv_m_type), .fv_m_warps(fv_m_warps), .fv_m_snapv(fv_m_snapv),
-        .fv_m_snapi(fv_m_snapi), .fv_r_didx(fv_r_didx), .fv_r_loi(fv_r_loi),
-        .fv_r_lov(fv_r_lov)
+        .clock(clock), .rst(rst), .req_valid(req_valid), .req_op(req_op), .req_warp(req_warp),
+        .req_line(req_line), .req_pbv(req_pbv), .req_pbidx(req_pbidx), .flush_ready(flush_ready),
+        .ack_count(ack_count), .ack_epoch(ack_epoch), .inv_done(inv_done), .drain_all(drain_all),
+        .req_ready(req_ready), .rsp_valid(rsp_valid), .rsp_warp(rsp_warp), .rsp_kind(rsp_kind),
+        .rsp_idx(rsp_idx), .flush_valid(flush_valid), .flush_line(flush_line),
+        .flush_warps(flush_warps), .flush_evict(flush_evict), .flush_epoch(flush_epoch),
+        .inv_req(inv_req), .stall(stall), .idle(idle), .error(error), .obs_odm(obs_odm),
+        .obs_edm(obs_edm), .obs_fsm(obs_fsm), .obs_actr(obs_actr), .obs_head(obs_head),
+        .obs_tail(obs_tail), .obs_full(obs_full), .obs_drain(obs_drain), .obs_epoch(obs_epoch)
     );
 
-    localparam [A-1:0] ACTR_MAX = {A{1'b1}};
+    // ---- common ghost state -------------------------------------------------
+    reg started = 1'b0;           // the first cycle is a reset cycle
+    always @(posedge clock) started <= 1'b1;
+    always @* if (!started) assume (rst);
 
-    // ---- derived state (start of the cycle) ----
-    wire [IW-1:0] used = obs_tail - obs_head;
-    wire [IW+1:0] count = obs_full ? N : {2'b00, used};
-    wire type_we = fv_m_type[3*N+IW];
-    wire [IW-1:0] type_wa = fv_m_type[3*N +: IW];
+    reg [LW-1:0] wl;              // witness line and warp, chosen once
+    reg [5:0] ww;
+    always @(posedge clock) if (!started) begin wl <= pick_line; ww <= pick_warp; end
+    always @* if (started) assume (ww < W);
 
-    // Per entry i: its age (i - head), live, type, warps.
-    wire [IW*N-1:0] age_v;
-    wire [N-1:0] live_v, ord_v, stall_v, persist_v;
-    genvar g;
-    generate for (g = 0; g < N; g = g + 1) begin : entry
-        wire [IW-1:0] idx = g;
-        wire [2:0] t = fv_m_type[3*g +: 3];
-        assign age_v[IW*g +: IW] = idx - obs_head;
-        assign live_v[g] = obs_full || (age_v[IW*g +: IW] < used);
-        assign ord_v[g] = t >= 3'd2;
-        // dFence (3), pAcq device (6), pRel device (7): the types that stall in ODM.
-        assign stall_v[g] = (t == 3'd3) || (t == 3'd6) || (t == 3'd7);
-        assign persist_v[g] = t == 3'd1;
-    end endgenerate
-    wire [IW-1:0] age_didx = fv_r_didx - obs_head;
-    wire [IW-1:0] age_loi = fv_r_loi - obs_head;
-    wire [IW-1:0] age_wa = type_wa - obs_head;
-    wire live_didx = obs_full || (age_didx < used);
-    wire live_loi = obs_full || (age_loi < used);
-    wire live_wa = obs_full || (age_wa < used);
-    wire [2:0] type_loi = fv_m_type[3*fv_r_loi +: 3];
-    wire [2:0] type_at_wa = fv_m_type[3*type_wa +: 3];
+    wire taken = req_valid && req_ready && !rst;
+    wire flush_taken = flush_valid && flush_ready && !rst;
+    wire names_line = (req_op == 3'd0) || (req_op == 3'd7);
+    localparam [1:0] PERFORMED = 2'd0, COALESCED = 2'd1, REPLAY = 2'd2, WAIT = 2'd3;
 
-    // ---- the previous cycle ----
-    reg p_valid, p_rst, p_flush, p_ack;
-    reg [A-1:0] p_actr;
-    reg [IW+1:0] p_count;
+    // Requests taken 1, 2, 3 cycles ago: {op, warp, line}; sv valid bits.
+    reg [3:1] sv;
+    reg [2:0] sop [1:3];
+    reg [5:0] sw [1:3];
+    reg [LW-1:0] sl [1:3];
     always @(posedge clock) begin
-        p_valid <= 1'b1;
-        p_rst <= rst;
-        p_flush <= flush_valid;
-        p_ack <= ack;
-        p_actr <= obs_actr;
-        p_count <= count;
+        sv <= rst ? 3'b0 : {sv[2:1], taken};
+        sop[1] <= req_op; sw[1] <= req_warp; sl[1] <= req_line;
+        sop[2] <= sop[1]; sw[2] <= sw[1]; sl[2] <= sl[1];
+        sop[3] <= sop[2]; sw[3] <= sw[2]; sl[3] <= sl[2];
     end
+    // The response now belongs to the request taken three cycles ago.
+    wire rsp_ok = rsp_valid && (rsp_kind == PERFORMED || rsp_kind == COALESCED);
+    wire [2:0] rop = sop[3];
+    wire [LW-1:0] rline = sl[3];
+    wire rsp_store = rsp_ok && rop == 3'd0;
+    wire rsp_evict = rsp_ok && rop == 3'd7;
+    wire rsp_order = rsp_ok && rop != 3'd0 && rop != 3'd7;
 
+    // ---- environment: interface requirements of spec §2 ----------------------
+    // 1. One request per line in flight (taken 1..3 cycles ago, response not yet seen).
+    integer s;
+    always @* if (started && req_valid && names_line)
+        for (s = 1; s <= 3; s = s + 1)
+            if (sv[s] && (sop[s] == 3'd0 || sop[s] == 3'd7)) assume (sl[s] != req_line);
+
+    // 2. Hooks follow the responses (ENV_HOOKS_EXACT), else they are free.
+`ifdef ENV_HOOKS_EXACT
+    reg [L-1:0] hv;
+    reg [IW-1:0] hi [0:L-1];
+    always @(posedge clock) begin
+        if (rst) hv <= 0;
+        else if (rsp_store) begin hv[rline] <= 1'b1; hi[rline] <= rsp_idx; end
+        else if (rsp_evict) hv[rline] <= 1'b0;
+    end
+    always @* if (started && req_valid && names_line)
+        assume (req_pbv == hv[req_line] && (!req_pbv || req_pbidx == hi[req_line]));
+`endif
+
+    // 5. inv_done only while inv_req, once per invalidation.
+    reg done_seen;
+    always @(posedge clock) done_seen <= !rst && inv_req && (done_seen || inv_done);
+    always @* if (started && inv_done) assume (inv_req && !done_seen);
+
+    // Acks: flushes taken and not yet acknowledged, per epoch (un), and the
+    // acks the unit has registered but not yet applied (aq, spec §4.0).
+    reg [A-1:0] un [0:3];
+    reg [2:0] aq;
+    integer e;
+    // The witness flush wf (PMO, durability): its epoch and whether it is
+    // taken and not yet acknowledged; choose_ack says it is among the acked.
+    reg wf_out;
+    reg [1:0] wf_ep;
+    wire wf_acked_now;
+    always @(posedge clock) begin
+        for (e = 0; e < 4; e = e + 1)
+            un[e] <= rst ? 0 : un[e] + (flush_taken && flush_epoch == e)
+                               - (ack_epoch == e ? ack_count : 3'd0);
+        aq <= rst ? 3'd0 : ack_count;
+    end
+`ifdef ENV_FAIR
+    // Delay line of taken flushes {valid, epoch}: slot i holds a flush taken
+    // i + 1 cycles ago; choose_acks selects the slots acked this cycle, all
+    // of one epoch; the oldest slot must be acked.
+    reg [LACK-1:0] dv;
+    reg [1:0] de [0:LACK-1];
+    reg [3:0] nsel;
+    integer d;
+    always @* begin
+        nsel = 0;
+        for (d = 0; d < LACK; d = d + 1) if (choose_acks[d]) nsel = nsel + 1;
+        if (started) begin
+            assume (ack_count == nsel);
+            for (d = 0; d < LACK; d = d + 1)
+                if (choose_acks[d]) assume (dv[d] && de[d] == ack_epoch);
+            assume (!dv[LACK-1] || choose_acks[LACK-1]);
+            assume (choose_acks[7:LACK] == 0);
+        end
+    end
+    always @(posedge clock) begin
+        dv[0] <= flush_taken; de[0] <= flush_epoch;
+        for (d = 1; d < LACK; d = d + 1) begin
+            dv[d] <= rst ? 1'b0 : dv[d-1] && !choose_acks[d-1];
+            de[d] <= de[d-1];
+        end
+        if (rst) dv[0] <= 1'b0;
+    end
+    // flush_ready at least every R cycles, inv_done within LINV cycles, no reset.
+    reg [7:0] nr, ni;
+    always @(posedge clock) begin
+        nr <= flush_ready ? 8'd0 : nr + 8'd1;
+        ni <= (inv_req && !done_seen && !inv_done) ? ni + 8'd1 : 8'd0;
+    end
+    always @* if (started) begin
+        assume (!rst);
+        if (nr == R - 1) assume (flush_ready);
+        if (ni == LINV - 1 && inv_req && !done_seen) assume (inv_done);
+    end
+`elsif ENV_ACK_FREE
+`else
+    // Legal acks: only flushes taken and not yet acknowledged, with their epoch.
+    always @* if (started && ack_count != 0)
+        assume (ack_count <= un[ack_epoch] - (wf_out && ack_epoch == wf_ep && !choose_ack));
+    always @* if (started && choose_ack) assume (wf_out && ack_epoch == wf_ep && ack_count != 0);
+`endif
+`ifdef ENV_FAIR
+    assign wf_acked_now = 1'b0;
+`else
+    assign wf_acked_now = choose_ack && ack_count != 0;
+`endif
+
+`ifdef ENV_DRAIN
+    // Kernel end: once drain_all rises it stays high and no request is presented.
+    reg draining;
+    always @(posedge clock) draining <= started && (draining || drain_all);
+    always @* if (started && draining) begin
+        assume (drain_all);
+        assume (!req_valid);
+    end
+`endif
+
+    reg ok;   // the conjunction of this run's checks
+    wire [A+2:0] actr_sum = un[0] + un[1] + un[2] + un[3] + aq;
+    wire [A+2:0] actr_q = obs_actr - actr_sum;
+
+    // ---- witness: store S1 of ww to wl, a later ordering op O of ww, a later
+    // store S2 of ww; the flush carrying S1 and its ack (PMO, durability, coalescing).
+    // ph: 0 before S1, 1 S1 seen, 2 O seen, 3 S2 seen
+    reg [1:0] ph;
+    reg [IW-1:0] s1_idx;
+    reg [LW-1:0] s2_line;
+    reg wf_seen;                 // the flush carrying S1 was taken
+    reg o_stalls;                // O is a dFence or device pRel
+    wire s1_now = ph == 2'd0 && rsp_store && rsp_warp == ww && rline == wl && choose_s1;
+    wire o_now = ph == 2'd1 && rsp_order && rsp_warp == ww && choose_o;
+    wire s2_now = ph == 2'd2 && rsp_store && rsp_warp == ww && choose_s2;
+    // The first flush of wl taken after S1's response carries S1 (spec §2 req. 3).
+    wire wf_take = ph != 2'd0 && !wf_seen && flush_taken && flush_line == wl;
+    always @(posedge clock) begin
+        if (rst) begin
+            ph <= 0; wf_seen <= 0; wf_out <= 0;
+        end else begin
+            if (s1_now) begin ph <= 2'd1; s1_idx <= rsp_idx; end
+            if (o_now) begin ph <= 2'd2; o_stalls <= rop == 3'd2 || rop == 3'd6; end
+            if (s2_now) begin ph <= 2'd3; s2_line <= rline; end
+            if (wf_take) begin wf_seen <= 1'b1; wf_out <= 1'b1; wf_ep <= flush_epoch; end
+            if (wf_acked_now) wf_out <= 1'b0;
+        end
+    end
+    wire s1_acked = wf_seen && !wf_out;
+
+    always @* begin
+        ok = 1'b1;
 `ifdef CHECK_ACTR
-    // No flush starts at ACTR's maximum (open point 14) ...
-    wire actr_no_flush_at_max = !(flush_valid && obs_actr == ACTR_MAX);
-    // ... and ACTR moves by the flushes and the acks of the last cycle,
-    // computed one bit wider: a wrap (overflow or underflow) breaks it.
-    wire [A:0] actr_expect = {1'b0, p_actr} + {{A{1'b0}}, p_flush}
-                             - {{A{1'b0}}, p_ack && (p_actr != 0)};
-    wire actr_moves = !p_valid || (p_rst ? (obs_actr == 0) : ({1'b0, obs_actr} == actr_expect));
-    always @* begin
-        assert (actr_no_flush_at_max);
-        assert (actr_moves);
-    end
+        // ACTR = flushes queued + taken and not acked + acks registered; the
+        // flushes queued are 0 exactly when flush_valid is 0, and at most F = 4.
+        // With legal acks the unit never flags an ack error.
+        if (obs_actr < actr_sum || actr_q > 4 || flush_valid != (actr_q != 0)) ok = 1'b0;
+        if (error[0]) ok = 1'b0;
 `endif
-
-`ifdef CHECK_OVERFLOW
-    // full means head == tail, and occupancy moves by at most one entry a
-    // cycle: an allocation into a full PB would wrap it from N to 1.
-    wire full_ptrs = !obs_full || (obs_head == obs_tail);
-    wire count_step = !p_valid || (p_rst ? (count == 0) :
-        ((count == p_count) || (count == p_count + 1) || (count + 1 == p_count)));
-    always @* begin
-        assert (full_ptrs);
-        assert (count_step);
-    end
+`ifdef CHECK_HANDSHAKE
+        // exactly one response per taken request, three cycles later, with its
+        // warp; rsp_idx 0 unless a store or an eviction... (spec: every other response)
+        if (rsp_valid != sv[3]) ok = 1'b0;
+        if (rsp_valid && rsp_warp != sw[3]) ok = 1'b0;
+        if (!rsp_valid && (rsp_warp != 0 || rsp_kind != 0 || rsp_idx != 0)) ok = 1'b0;
+        if (rsp_valid && !(rsp_store) && rsp_idx != 0) ok = 1'b0;
+        if (rsp_valid && sw[3] >= W && rsp_kind != REPLAY) ok = 1'b0;
+        // the flush at the FIFO head holds still until taken
+        if (hs_hold && !(flush_valid && flush_line == p_line && flush_warps == p_warps
+                         && flush_evict == p_evict && flush_epoch == p_epoch)) ok = 1'b0;
+        if (!flush_valid && (flush_line != 0 || flush_warps != 0 || flush_evict || flush_epoch != 0))
+            ok = 1'b0;
+        // req_ready is 1 except in the cycle after a reset cycle
+        if (req_ready != !p_rst) ok = 1'b0;
 `endif
-
-`ifdef CHECK_FSM_GATE
-    // A flush (head or eviction) of a persist whose warps meet FSM waits for ACTR 0.
-    wire fsm_gate = !(flush_valid && obs_actr != 0 && (flush_warps & obs_fsm) != 0);
-    always @* assert (fsm_gate);
+`ifdef CHECK_LOST
+        // a store to wl performed or coalesced is flushed before idle
+        if (idle && lost_pend) ok = 1'b0;
 `endif
-
-`ifdef CHECK_INV_DRAIN
-    // I0: full means head == tail.
-    wire inv_full = !obs_full || (obs_head == obs_tail);
-    // I1: a pending drain target is a live entry.
-    wire inv_drain = !obs_drain || live_didx;
-    // I2: a warp is in ODM exactly when a live stalling entry names it; no
-    // two live stalling entries name the same warp (a warp in ODM issues
-    // nothing); such an entry lies at or before the pending drain target.
-    reg inv_odm;
-    reg [W-1:0] named;
-    integer i2;
-    always @* begin
-        inv_odm = 1'b1;
-        named = 0;
-        for (i2 = 0; i2 < N; i2 = i2 + 1) begin
-            if (live_v[i2] && stall_v[i2]) begin
-                if ((named & fv_m_warps[W*i2 +: W]) != 0)
-                    inv_odm = 1'b0;
-                named = named | fv_m_warps[W*i2 +: W];
-                if (!obs_drain || age_v[IW*i2 +: IW] > age_didx)
-                    inv_odm = 1'b0;
-            end
-        end
-        if (named != obs_odm)
-            inv_odm = 1'b0;
-    end
-    always @* begin
-        assert (inv_full);
-        assert (inv_drain);
-        assert (inv_odm);
-    end
+`ifdef CHECK_PMO
+        // no flush carrying S2's line with ww's bit offered before S1's flush is acked
+        if (ph == 2'd3 && flush_valid && flush_line == s2_line && flush_warps[ww] && !s1_acked)
+            ok = 1'b0;
 `endif
-
-`ifdef CHECK_INV_ORDER
-    wire inv_full_o = !obs_full || (obs_head == obs_tail);
-    // I3: lo is the youngest live ordering entry (none when lo_valid is 0).
-    reg inv_lo;
-    integer i3;
-    always @* begin
-        inv_lo = 1'b1;
-        if (fv_r_lov && !(live_loi && type_loi >= 3'd2))
-            inv_lo = 1'b0;
-        for (i3 = 0; i3 < N; i3 = i3 + 1) begin
-            if (live_v[i3] && ord_v[i3] &&
-                (!fv_r_lov || age_v[IW*i3 +: IW] > age_loi))
-                inv_lo = 1'b0;
-        end
-    end
-    // I4: every live persist's snapshot (v, s) is older than the persist and
-    // at or after every live ordering entry older than it.
-    reg inv_snap;
-    integer k4, i4;
-    reg [IW-1:0] s4;
-    always @* begin
-        inv_snap = 1'b1;
-        s4 = 0;
-        for (k4 = 0; k4 < N; k4 = k4 + 1) begin
-            s4 = fv_m_snapi[IW*k4 +: IW] - obs_head;  // age of the snapshot
-            for (i4 = 0; i4 < N; i4 = i4 + 1) begin
-                if (live_v[k4] && persist_v[k4] && live_v[i4] && ord_v[i4] &&
-                    age_v[IW*i4 +: IW] < age_v[IW*k4 +: IW] &&
-                    !(fv_m_snapv[k4] && age_v[IW*i4 +: IW] <= s4 && s4 < age_v[IW*k4 +: IW]))
-                    inv_snap = 1'b0;
-            end
-        end
-    end
-    always @* begin
-        assert (inv_full_o);
-        assert (inv_lo);
-        assert (inv_snap);
-    end
+`ifdef CHECK_DURABLE
+        // ww's stall falls after its dFence / device pRel: S1 was flushed and acked
+        if (o_now && o_stalls_now && !stall[ww]) ok = 1'b0;
+        if (dur_armed && !stall[ww] && !s1_acked) ok = 1'b0;
 `endif
-
+`ifdef CHECK_COALESCE
+        // after O, no store of ww coalesces into S1's entry until the slot is reallocated
+        if (coal_armed && rsp_valid && rsp_kind == COALESCED && rop == 3'd0 && rsp_warp == ww
+            && rsp_idx == s1_idx) ok = 1'b0;
+`endif
 `ifdef CHECK_RELEASE
-    // Environment of the bound: a cycle is quiet when no request is issued,
-    // reset is low and an ack arrives whenever ACTR is non-zero. q counts the
-    // quiet cycles before this one (saturating).
-    wire quiet = !rst && !req_valid && (obs_actr == 0 || ack);
-    reg [15:0] q;
-    always @(posedge clock)
-        q <= !quiet ? 16'd0 : (q > BOUND ? q : q + 16'd1);
-    // Ranking: what is left before the stalled warps are released. With a
-    // drain pending, two cycles per entry up to the target plus ACTR; then
-    // ACTR acks and one cycle to clear EDM.
-    wire [15:0] rank = obs_drain
-        ? 16'd2 * ({{(16-IW){1'b0}}, age_didx} + 16'd1) + {{(16-A){1'b0}}, obs_actr} + 16'd1
-        : {{(16-A){1'b0}}, obs_actr} + 16'd1;
-    wire release_rank = (stall == 0) || (q + rank <= BOUND);
-    // The property: after BOUND quiet cycles no warp is in ODM or EDM.
-    wire release_bound = (q < BOUND) || (stall == 0);
-    always @* begin
-        assert (release_rank);
-        assert (release_bound);
-    end
+        if (rc > B) ok = 1'b0;
 `endif
+`ifdef CHECK_DRAIN
+`ifdef BROKEN_DRAIN_BOUND
+        if (dc > 2 && !idle) ok = 1'b0;   // broken monitor: a bound no drain meets
+`else
+        if (dc > BD && !idle) ok = 1'b0;
+`endif
+`endif
+    end
+    always @* if (started) assert (ok);
 
-`ifdef CHECK_FLUSH_ORDER
-    // An eviction flushes entry k (the address of the HOLE written to pb_type
-    // this cycle): it is a live persist, and no live entry older than k is an
-    // ordering entry naming one of the flushed warps. (A head flush has no
-    // older entry at all; its ordering is the FSM gate, CHECK_FSM_GATE.)
-    reg flush_order;
-    integer i5;
-    always @* begin
-        flush_order = 1'b1;
-        if (flush_valid && flush_evict) begin
-            if (!(type_we && type_at_wa == 3'd1 && live_wa))
-                flush_order = 1'b0;
-            for (i5 = 0; i5 < N; i5 = i5 + 1) begin
-                if (live_v[i5] && age_v[IW*i5 +: IW] < age_wa && ord_v[i5] &&
-                    (fv_m_warps[W*i5 +: W] & flush_warps) != 0)
-                    flush_order = 1'b0;
-            end
-        end
+    // ---- monitors of the checks ----------------------------------------------
+    reg p_rst, hs_hold, p_evict;
+    reg [LW-1:0] p_line;
+    reg [W-1:0] p_warps;
+    reg [1:0] p_epoch;
+    always @(posedge clock) begin
+        p_rst <= rst || !started;
+        hs_hold <= !rst && flush_valid && !flush_ready;
+        p_line <= flush_line; p_warps <= flush_warps; p_evict <= flush_evict; p_epoch <= flush_epoch;
     end
-    always @* assert (flush_order);
+
+    // lost persist: set by a store response to wl, cleared by a flush of wl
+    // taken in a later cycle
+    reg lost_pend;
+    always @(posedge clock)
+        lost_pend <= !rst && ((rsp_store && rline == wl) || (lost_pend && !(flush_taken && flush_line == wl)));
+
+    // durability: armed when ww's stall falls after O (a dFence / device pRel)
+    wire o_stalls_now = rop == 3'd2 || rop == 3'd6;
+    reg dur_armed;
+    always @(posedge clock) dur_armed <= !rst && (dur_armed || (o_now && o_stalls_now));
+    // coalescing: after O until a store is performed into S1's slot
+    reg coal_armed;
+    always @(posedge clock)
+        coal_armed <= !rst && (coal_armed || o_now)
+                      && !(rsp_valid && rsp_kind == PERFORMED && rop == 3'd0 && rsp_idx == s1_idx);
+
+    // release: cycles ww has spent in EDM since it entered it from ODM (its
+    // dFence / device pRel retired at the head: an epoch wait)
+    reg p_odm;
+    reg [9:0] rc;
+    always @(posedge clock) begin
+        p_odm <= obs_odm[ww];
+        if (rst || !obs_edm[ww]) rc <= 0;
+        else if (rc != 0 || (p_odm && !obs_odm[ww])) rc <= rc + (rc <= B);
+    end
+    // drain: cycles since drain_all rose (held, no requests after it)
+    reg [11:0] dc;
+    always @(posedge clock) dc <= (rst || !drain_all) ? 12'd0 : dc + (dc <= BD);
+
+    // Covers against vacuity: each is asserted false, so BMC's
+    // counterexample is the witness trace that reaches it.
+    always @* if (started) begin
+`ifdef COVER_COALESCE
+        assert (!(rsp_store && rsp_kind == COALESCED));
 `endif
+`ifdef COVER_FULL
+        assert (!obs_full);
+`endif
+`ifdef COVER_EVICT_FENCE
+        assert (!(flush_valid && flush_evict && (obs_odm & ~flush_warps) != 0));
+`endif
+`ifdef COVER_EPOCH
+        assert (obs_epoch != 2'd3);
+`endif
+`ifdef COVER_PMO
+        assert (!(s1_acked && ph == 2'd3));
+`endif
+`ifdef COVER_EDM
+        assert (!(p_odm && !obs_odm[ww] && obs_edm[ww]));
+`endif
+    end
 endmodule

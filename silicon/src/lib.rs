@@ -10,10 +10,10 @@
 //!   the worst register-to-register, input and output paths in FO4, and the
 //!   highest clock ([`AreaReport`], [`format_report`], [`format_sweep`],
 //!   [`format_csv`]).
-//! * Formal proofs ([`prove`]): the wrapper `formal/sbrp_pb_formal.sv`
-//!   around the unit, proved by Yosys's SAT-based temporal induction
-//!   (`formal/prove.ys`) on the real RTL and on deliberately broken variants
-//!   ([`ProveReport`], [`format_proofs`]).
+//! * Formal proofs ([`prove`]): the port-level environment
+//!   `formal/sbrp_pb_formal.sv` around the unit, turned into AIGER by Yosys
+//!   (`formal/prove.ys`) and decided by yosys-abc (PDR or BMC) on the real
+//!   RTL and on deliberately broken variants ([`ProveReport`], [`format_proofs`]).
 //!
 //! The scripts are compiled in (`include_str!`), so the flow works from any
 //! directory; the tools are found on `PATH` or through `SBRP_YOSYS` and
@@ -25,7 +25,6 @@ mod area;
 mod config;
 mod error;
 mod fo4;
-mod instrument;
 mod liberty;
 mod memories;
 mod netlist;
@@ -46,10 +45,10 @@ pub use error::SiliconError;
 pub use fo4::{measure_fo4, Fo4};
 pub use memories::MemoryPorts;
 pub use netlist::ModuleArea;
-pub use properties::{property, BrokenVariant, Property, PROPERTIES};
+pub use properties::{property, Breakage, BrokenVariant, Engine, Property, BMC_DEPTH, PROPERTIES};
 pub use prove::{
-    format_proof_failures, format_proofs, prove, prove_params, run_proofs, ProofRun, ProveOptions,
-    ProveReport,
+    fair_bounds, format_proof_failures, format_proofs, prove, prove_params, run_proofs, FairBounds,
+    ProofRun, ProveOptions, ProveReport, Verdict,
 };
 pub use report::{format_csv, format_report, format_sweep, stage_growth, StageGrowth};
 pub use sram::{SramMacro, SramReport, SRAM_MIN_WORDS, SRAM_TECH};

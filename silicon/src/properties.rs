@@ -1,90 +1,206 @@
-//! The properties of the formal wrapper (`formal/sbrp_pb_formal.sv`), each
-//! with the deliberately broken variant of the RTL that must fail it.
+//! The properties of the formal environment (`formal/sbrp_pb_formal.sv`):
+//! which checks and environment each run enables, which engine proves it,
+//! and the deliberately broken variant (a mutation of the generated RTL, or
+//! a broken environment) that must fail it.
 
 use sbrp_tools::VerilogPatch;
 
 use crate::error::{Result, SiliconError};
 
-/// A deliberately broken variant of the generated Verilog.
+/// How yosys-abc decides a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// Property-directed reachability (`pdr`): a full proof for every depth.
+    Pdr,
+    /// Bounded model checking (`bmc3`) to this many cycles from reset.
+    Bmc(u32),
+}
+
+/// What a broken variant changes.
+#[derive(Clone, Copy, Debug)]
+pub enum Breakage {
+    /// A textual mutation of the generated Verilog.
+    Rtl(VerilogPatch<'static>),
+    /// Extra defines of the wrapper that break the environment or a monitor.
+    Env(&'static [&'static str]),
+}
+
+/// A deliberately broken variant that must fail the property.
 #[derive(Clone, Copy, Debug)]
 pub struct BrokenVariant {
     /// What it breaks.
     pub what: &'static str,
-    pub patch: VerilogPatch<'static>,
+    pub breakage: Breakage,
+    /// Cycles within which BMC must find its counterexample.
+    pub depth: u32,
 }
 
-/// One property of the formal wrapper and its broken variant.
+/// One property of the formal environment.
 #[derive(Clone, Copy, Debug)]
 pub struct Property {
     pub name: &'static str,
-    /// `define`s of the wrapper that enable its assertions.
+    /// Defines of the wrapper: the environment and the checks.
     pub defines: &'static [&'static str],
     pub what: &'static str,
-    pub broken: BrokenVariant,
+    pub engine: Engine,
+    /// A cover: the run succeeds when BMC reaches the condition.
+    pub cover: bool,
+    pub broken: Option<BrokenVariant>,
 }
 
-/// The proved properties.
-pub const PROPERTIES: [Property; 5] = [
+const fn prop(
+    name: &'static str,
+    defines: &'static [&'static str],
+    engine: Engine,
+    what: &'static str,
+    broken: BrokenVariant,
+) -> Property {
     Property {
-        name: "actr",
-        defines: &["CHECK_ACTR"],
-        what: "ACTR never underflows or exceeds 2^A-1: no flush starts at the maximum, and every cycle ACTR' = ACTR + flush - (ack && ACTR != 0) without wrapping",
-        broken: BrokenVariant {
-            what: "head flush without the ACTR-maximum guard",
-            patch: VerilogPatch::once(
-                "&& (~actr_max) && (force_dr || policy_ok)",
-                "&& (force_dr || policy_ok)",
-            ),
+        name,
+        defines,
+        what,
+        engine,
+        cover: false,
+        broken: Some(broken),
+    }
+}
+
+const fn cover(
+    name: &'static str,
+    define: &'static [&'static str],
+    depth: u32,
+    what: &'static str,
+) -> Property {
+    Property {
+        name,
+        defines: define,
+        what,
+        engine: Engine::Bmc(depth),
+        cover: true,
+        broken: None,
+    }
+}
+
+/// The properties, in the order `sbrp prove` runs them.
+pub const PROPERTIES: &[Property] = &PROPS;
+
+const PROPS: [Property; 14] = [
+    prop(
+        "actr",
+        &["CHECK_ACTR"],
+        Engine::Bmc(BMC_DEPTH),
+        "ACTR accounting: with legal acks (only flushes taken and not yet acknowledged, tagged with their epoch), obs_actr = flushes queued + taken and unacknowledged + acks registered, the queued ones 0 exactly when flush_valid is 0 and at most F = 4; error bit 0 never set (hence each epoch's counter covers its unacknowledged flushes)",
+        BrokenVariant {
+            what: "environment acks flushes that were never taken",
+            breakage: Breakage::Env(&["ENV_ACK_FREE"]),
+            depth: 8,
         },
-    },
-    Property {
-        name: "overflow",
-        defines: &["CHECK_OVERFLOW"],
-        what: "the PB never overflows: full implies head == tail, and occupancy changes by at most one entry per cycle (no wrap from N to 0)",
-        broken: BrokenVariant {
-            what: "store allocation without the full guard",
-            // The full guard appears twice (stores, then ordering
-            // entries): the store's is the one followed by its type write.
-            patch: VerilogPatch::once(
-                "else if (~r_full$q) begin\n                    acc = 1'b1;\n                    alloc = 1'b1;\n                    m_type$we",
-                "else if (1'b1) begin\n                    acc = 1'b1;\n                    alloc = 1'b1;\n                    m_type$we",
-            ),
+    ),
+    prop(
+        "handshake",
+        &["CHECK_HANDSHAKE"],
+        Engine::Bmc(BMC_DEPTH),
+        "one response per taken request exactly three cycles later with its warp (replay for a warp >= W, rsp_idx 0 but for stores, all 0 when not valid); the flush at the FIFO head holds still while flush_valid && !flush_ready; req_ready 1 except after reset",
+        BrokenVariant {
+            what: "flush FIFO pops without flush_ready",
+            breakage: Breakage::Rtl(VerilogPatch::once(
+                "if (valid & flush_ready) rd <= rd + 3'd1;",
+                "if (valid) rd <= rd + 3'd1;",
+            )),
+            depth: 12,
         },
-    },
-    Property {
-        name: "fsm_gate",
-        defines: &["CHECK_FSM_GATE"],
-        what: "no persist is flushed (from the head or by eviction) while one of its warps is in FSM and ACTR is non-zero",
-        broken: BrokenVariant {
+    ),
+    prop(
+        "lost",
+        &["CHECK_LOST"],
+        Engine::Bmc(BMC_DEPTH),
+        "no lost persist: a store to line l performed or coalesced is followed by a flush of l taken in a later cycle before idle (free hooks)",
+        BrokenVariant {
+            what: "busy ignores the head flush of the same cycle (a store coalesces into a leaving entry)",
+            breakage: Breakage::Rtl(VerilogPatch::once(
+                "wire busy = fifo_has | (ha_flush & (h_line == r2_line));",
+                "wire busy = fifo_has;",
+            )),
+            depth: 16,
+        },
+    ),
+    prop(
+        "pmo",
+        &["ENV_HOOKS_EXACT", "CHECK_PMO"],
+        Engine::Bmc(BMC_DEPTH),
+        "per-warp persist order: for any warp w, store S1 of w, later ordering op of w, later store S2 of w, no flush of S2's line with w's bit is offered before the flush carrying S1 has been acknowledged (legal acks in any order, hooks follow the responses)",
+        BrokenVariant {
             what: "head flush without the FSM gate",
-            patch: VerilogPatch::once(
-                "if ((~|(m_warps$rd0 & fsm_eff)) && (~actr_max)",
-                "if ((~actr_max)",
-            ),
+            breakage: Breakage::Rtl(VerilogPatch::once(
+                "(h_type == 3'd1) & ~|(h_warps & fsm) & can_flush",
+                "(h_type == 3'd1) & can_flush",
+            )),
+            depth: 16,
         },
-    },
-    Property {
-        name: "release",
-        defines: &["CHECK_INV_DRAIN", "CHECK_RELEASE"],
-        what: "a warp in ODM or EDM is released within 2N + 2^A cycles once acknowledgements keep arriving (ack whenever ACTR != 0) and no new request is issued; with the invariants: a pending drain target is a live entry, and a warp is in ODM exactly when a live dFence/device pAcq/device pRel entry names it, at or before the drain target",
-        broken: BrokenVariant {
-            what: "EDM never cleared",
-            patch: VerilogPatch::once("if (actr_zero && (~r_dpend$q)) begin", "if (1'b0) begin"),
+    ),
+    prop(
+        "durable",
+        &["CHECK_DURABLE"],
+        Engine::Bmc(BMC_DEPTH),
+        "durability: a dFence or device pRel of w taken after a store S of w sets w's stall with its response, and when that stall falls S's flush has been taken and acknowledged",
+        BrokenVariant {
+            what: "dFence / device pRel retire without joining the epoch's EDM",
+            breakage: Breakage::Rtl(VerilogPatch::once(
+                "edm_add = (f_retire & t_edm) ?",
+                "edm_add = (1'b0) ?",
+            )),
+            depth: 16,
         },
-    },
-    Property {
-        name: "flush_order",
-        defines: &["CHECK_INV_ORDER", "CHECK_FLUSH_ORDER"],
-        what: "every flushed line had no older ordering entry of its warps in the PB (head flushes trivially; evictions through the snapshot check); with the invariants: lo is the youngest live ordering entry, and every live persist's snapshot is at or after every older live ordering entry",
-        broken: BrokenVariant {
-            what: "eviction without the snapshot check",
-            patch: VerilogPatch::once(
-                "else if (m_snapv$rd0 && (age_s < age_k)) begin",
-                "else if (1'b0) begin",
-            ),
+    ),
+    prop(
+        "coalesce",
+        &["CHECK_COALESCE"],
+        Engine::Bmc(BMC_DEPTH),
+        "coalescing rule: after a store of w got entry k and a later ordering op of w was taken, no store of w coalesces into k until k is allocated again (free hooks)",
+        BrokenVariant {
+            what: "coalescing ignores the warp's younger ordering entry",
+            breakage: Breakage::Rtl(VerilogPatch::once(
+                "wire younger = yq_valid & (age_y > age_k);",
+                "wire younger = 1'b0;",
+            )),
+            depth: 14,
         },
-    },
+    ),
+    prop(
+        "release",
+        &["ENV_FAIR", "CHECK_RELEASE"],
+        Engine::Bmc(30),
+        "bounded release: under a fair environment with arbitrary traffic (each taken flush acked within LACK = 3 cycles, flush_ready at least every R = 2 cycles), a warp whose dFence / device pRel retired stays in EDM (on its epoch) at most B + 1 = LACK + 4R + 3 cycles",
+        BrokenVariant {
+            what: "v1's global release: the oldest epoch is released only when ACTR is 0",
+            breakage: Breakage::Rtl(VerilogPatch::once(
+                "wire rel = old_z & (ep_old != ep_cur);",
+                "wire rel = old_z & (ep_old != ep_cur) & (actr == 0);",
+            )),
+            depth: 30,
+        },
+    ),
+    prop(
+        "drain",
+        &["ENV_FAIR", "ENV_DRAIN", "CHECK_DRAIN"],
+        Engine::Bmc(BMC_DEPTH),
+        "drain at kernel end: drain_all held, no new request, fair acks / ready / inv_done: idle within BD = N (LACK + 4R + 4) + 16 cycles",
+        BrokenVariant {
+            what: "drain_all does not force the head",
+            breakage: Breakage::Env(&["BROKEN_DRAIN_BOUND"]),
+            depth: 12,
+        },
+    ),
+    cover("cover_coalesce", &["COVER_COALESCE"], 14, "a store coalesces"),
+    cover("cover_full", &["COVER_FULL"], 26, "the PB is full"),
+    cover("cover_evict_fence", &["COVER_EVICT_FENCE"], 16, "an eviction flush is accepted while another warp is in ODM (its dFence older in the PB)"),
+    cover("cover_epoch", &["COVER_EPOCH"], 16, "the current epoch reaches 3 (three epochs opened)"),
+    cover("cover_pmo", &["COVER_PMO"], 12, "the PMO witness completes: S1 acked after S2 was taken"),
+    cover("cover_edm", &["COVER_EDM"], 10, "a warp enters EDM on an epoch"),
 ];
+
+/// BMC depth of the real-RTL runs of the default `sbrp prove`.
+pub const BMC_DEPTH: u32 = 12;
 
 /// Looks a property up by name.
 pub fn property(name: &str) -> Result<&'static Property> {
@@ -102,42 +218,34 @@ pub fn property(name: &str) -> Result<&'static Property> {
 }
 
 impl Property {
-    /// `verilog` turned into this property's broken variant.
+    /// `verilog` turned into the broken variant's RTL (unchanged for a
+    /// broken environment).
     pub fn break_rtl(&self, verilog: &str) -> Result<String> {
-        self.broken
-            .patch
-            .apply(verilog)
-            .map_err(|error| SiliconError::Patch {
-                property: self.name.to_string(),
-                what: self.broken.what.to_string(),
-                error,
-            })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_property_lists_the_known_ones() {
-        let e = property("nonsense").unwrap_err();
-        assert!(e.is_usage());
-        assert!(e.to_string().contains("flush_order"), "{e}");
-        assert_eq!(property("release").unwrap().name, "release");
+        match self.broken.map(|b| (b, b.breakage)) {
+            Some((b, Breakage::Rtl(patch))) => {
+                patch.apply(verilog).map_err(|error| SiliconError::Patch {
+                    property: self.name.to_string(),
+                    what: b.what.to_string(),
+                    error,
+                })
+            }
+            _ => Ok(verilog.to_string()),
+        }
     }
 
-    #[test]
-    fn a_patch_that_no_longer_applies_is_an_error() {
-        let e = property("actr")
-            .unwrap()
-            .break_rtl("module sbrp_pb(); endmodule")
-            .unwrap_err();
-        assert!(!e.is_usage());
-        let msg = e.to_string();
-        assert!(
-            msg.contains("actr") && msg.contains("occurs 0 times"),
-            "{msg}"
-        );
+    /// The wrapper's defines of a run (with the broken environment's).
+    pub fn run_defines(&self, broken: bool) -> Vec<&'static str> {
+        let mut d = self.defines.to_vec();
+        if let (
+            true,
+            Some(BrokenVariant {
+                breakage: Breakage::Env(extra),
+                ..
+            }),
+        ) = (broken, self.broken)
+        {
+            d.extend_from_slice(extra);
+        }
+        d
     }
 }

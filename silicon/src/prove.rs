@@ -1,8 +1,9 @@
-//! Formal proofs: the instrumented unit inside the wrapper
-//! (`formal/sbrp_pb_formal.sv`), proved by Yosys's SAT-based temporal
-//! induction (`formal/prove.ys`), on the real RTL and on broken variants.
-//! A proof that fails is a result ([`ProofRun::proved`]); only a Yosys run
-//! that fails for another reason (syntax error, missing signal) is an error.
+//! Formal proofs: the generated unit inside the port-level environment
+//! (`formal/sbrp_pb_formal.sv`), turned into an AIGER model by Yosys
+//! (`formal/prove.ys`) and decided by yosys-abc (`pdr` for full proofs,
+//! `bmc3` for bounded ones and for covers), on the real RTL and on broken
+//! variants. A proof that fails is a result ([`ProofRun::as_expected`]);
+//! only a tool run that fails for another reason is an error.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,31 +15,49 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{fill, FORMAL_WRAPPER, PROVE_YS};
 use crate::error::Result;
-use crate::instrument::instrument_for_formal;
-use crate::properties::{property, Property, PROPERTIES};
+use crate::properties::{property, Engine, Property, PROPERTIES};
 use crate::tools::{generate, require, yosys};
 
-/// Outcome of one proof run.
+/// How one run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// PDR proved the property for every depth.
+    Proved,
+    /// BMC found no counterexample up to this many cycles.
+    Bounded(u32),
+    /// A counterexample (or, for a cover, a witness) ending in this cycle.
+    Failed(u32),
+    /// PDR gave up (time limit) without a verdict.
+    Undecided,
+}
+
+/// Outcome of one run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProofRun {
     pub property: String,
-    /// Run on the property's broken variant (expected not to be proved).
+    /// Run on the property's broken variant (expected to fail).
     pub broken: bool,
-    pub proved: bool,
-    /// The base case failed: a real counterexample trace from reset (not
-    /// only a failed induction step).
-    pub counterexample: bool,
+    /// A cover (expected to be reached).
+    pub cover: bool,
+    /// `pdr` or `bmc3 -F k`.
+    pub engine: String,
+    pub verdict: Verdict,
     pub seconds: f64,
-    /// Yosys's summary lines (induction result, failed assertion, base case / step).
+    /// yosys-abc's lines that tell the result.
     pub summary: String,
-    /// Yosys's log.
+    /// yosys-abc's output.
     pub log: String,
 }
 
 impl ProofRun {
-    /// Proved on the real RTL, or not proved on a broken variant.
+    /// Proved (or bounded-safe) on the real RTL, failed on a broken variant,
+    /// reached for a cover.
     pub fn as_expected(&self) -> bool {
-        self.proved != self.broken
+        let failed = matches!(self.verdict, Verdict::Failed(_));
+        match (self.cover, self.broken) {
+            (true, _) | (false, true) => failed,
+            (false, false) => matches!(self.verdict, Verdict::Proved | Verdict::Bounded(_)),
+        }
     }
 }
 
@@ -49,12 +68,14 @@ pub struct ProveOptions {
     pub property: Option<String>,
     /// Also run each property's broken variant (which must fail).
     pub broken: bool,
-    /// Where to write the Yosys scripts and logs, only when every run
+    /// Where to write the scripts, models and logs, only when every run
     /// behaved as expected.
     pub out: Option<PathBuf>,
     /// Test aid: the "real" runs use the broken variant, so a proof that
     /// fails can be seen as a failed check (a failed proof, not an error).
     pub sabotage: bool,
+    /// Time limit of one PDR run, seconds (0: the default, 600).
+    pub pdr_seconds: u32,
 }
 
 /// Every run of one `sbrp prove`.
@@ -76,13 +97,13 @@ impl ProveReport {
     }
 }
 
-/// Parameters of `sbrp prove` (ACTR 8 bits, window 6, window policy).
-pub fn prove_params(entries: u32, warps: u32, lines: u32) -> Result<PbParams> {
+/// Parameters of `sbrp prove` (ACTR bits as given, window 6, window policy).
+pub fn prove_params(entries: u32, warps: u32, lines: u32, actr_bits: u32) -> Result<PbParams> {
     let p = PbParams {
         entries,
         warps,
         lines,
-        actr_bits: 8,
+        actr_bits,
         window: 6,
         policy: FlushPolicy::Window,
     };
@@ -90,108 +111,209 @@ pub fn prove_params(entries: u32, warps: u32, lines: u32) -> Result<PbParams> {
     Ok(p)
 }
 
-/// Yosys's lines that tell how a proof went (the last six).
-fn summary(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            l.contains("Induction step")
-                || l.contains("failed")
-                || l.contains("SUCCESS")
-                || l.contains("FAIL")
-                || l.contains("Trying induction")
-                || l.contains("Reached maximum")
-                || l.contains("ERROR")
-        })
-        .collect();
-    lines[lines.len().saturating_sub(6)..].join("\n")
+/// The fair environment and the bounds of the liveness properties.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FairBounds {
+    /// Every taken flush acknowledged within `lack` cycles.
+    pub lack: u32,
+    /// `flush_ready` at least every `r` cycles.
+    pub r: u32,
+    /// `inv_done` within `linv` cycles of `inv_req`.
+    pub linv: u32,
+    /// Release: EDM on an epoch lasts at most `b` + 1 cycles.
+    pub b: u32,
+    /// Drain: `idle` at most `bd` cycles after `drain_all` rose.
+    pub bd: u32,
 }
 
-/// One proof: `rtl_broken` picks the broken variant of the RTL, `broken`
-/// whether the run counts as the broken variant (they differ only when
-/// sabotaging).
+/// Spec §6 "Bounded waits": Lack + F * Lrdy + 2 cycles from entering EDM,
+/// F = 4; the environment of the proofs uses Lack = 3, Lrdy = 2.
+pub fn fair_bounds(p: &PbParams) -> FairBounds {
+    let (lack, r) = (3, 2);
+    FairBounds {
+        lack,
+        r,
+        linv: 2,
+        b: lack + 4 * r + 2,
+        bd: p.entries * (lack + 4 * r + 4) + 16,
+    }
+}
+
+/// yosys-abc's lines that tell how a run went.
+fn summary(text: &str) -> String {
+    text.lines()
+        .filter(|l| {
+            l.contains("Property proved")
+                || l.contains("asserted in frame")
+                || l.contains("No output asserted")
+                || l.contains("Reached")
+                || l.contains("timeout")
+                || l.contains("Property UNDECIDED")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn verdict(text: &str, engine: Engine) -> Verdict {
+    if let Some(l) = text.lines().find(|l| l.contains("asserted in frame")) {
+        let frame = l
+            .split("asserted in frame")
+            .nth(1)
+            .and_then(|s| {
+                s.split(|c: char| !c.is_ascii_digit())
+                    .find(|t| !t.is_empty())
+            })
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0);
+        return Verdict::Failed(frame);
+    }
+    match engine {
+        Engine::Pdr if text.contains("Property proved") => Verdict::Proved,
+        Engine::Bmc(k) if text.contains("No output asserted") => Verdict::Bounded(k),
+        _ => Verdict::Undecided,
+    }
+}
+
+/// yosys-abc (`SBRP_YOSYS_ABC`, else `yosys-abc` on `PATH`), shipped with Yosys.
+fn yosys_abc() -> Tool {
+    Tool::from_env(
+        "SBRP_YOSYS_ABC",
+        "yosys-abc",
+        "install it with `sudo apt-get install yosys` (Debian/Ubuntu; scripts/setup.sh does it), \
+         or point SBRP_YOSYS_ABC at it"
+            .to_string(),
+    )
+}
+
+struct Tools {
+    yosys: Tool,
+    abc: Tool,
+}
+
+/// One run: `rtl_broken` picks the broken variant, `broken` whether the run
+/// counts as the broken variant (they differ only when sabotaging).
 fn prove_one(
     p: &PbParams,
     prop: &Property,
     broken: bool,
     rtl_broken: bool,
+    opts_pdr: u32,
     dir: &Path,
-    yosys: &Tool,
+    tools: &Tools,
 ) -> Result<ProofRun> {
     let mut v = generate(p)?;
     if rtl_broken {
         v = prop.break_rtl(&v)?;
     }
-    let inst = instrument_for_formal(&v)?;
     let tag = format!("{}{}", prop.name, if broken { "_broken" } else { "" });
     let rtl = dir.join(format!("{tag}_rtl.v"));
-    write_atomic(&rtl, inst.as_bytes())?;
+    write_atomic(&rtl, v.as_bytes())?;
     let wrapper = dir.join("sbrp_pb_formal.sv");
     write_atomic(&wrapper, FORMAL_WRAPPER.as_bytes())?;
-    let defines: String = prop.defines.iter().map(|d| format!(" -D{d}")).collect();
-    let bound = 2 * p.entries + (1 << p.actr_bits);
+    let defines: String = prop
+        .run_defines(rtl_broken)
+        .iter()
+        .map(|d| format!(" -D{d}"))
+        .collect();
+    let fb = fair_bounds(p);
+    let params: String = [
+        ("N", p.entries),
+        ("IW", p.idx_bits()),
+        ("W", p.warps),
+        ("L", p.lines),
+        ("LW", p.line_bits()),
+        ("A", p.actr_bits),
+        ("LACK", fb.lack),
+        ("R", fb.r),
+        ("LINV", fb.linv),
+        ("B", fb.b),
+        ("BD", fb.bd),
+    ]
+    .iter()
+    .map(|(k, v)| format!(" -set {k} {v}"))
+    .collect();
+    let aig = dir.join(format!("{tag}.aig"));
     let ys = fill(
         PROVE_YS,
         &[
             ("RTL", rtl.display().to_string()),
             ("WRAPPER", wrapper.display().to_string()),
             ("DEFINES", defines),
-            ("N", p.entries.to_string()),
-            ("IW", p.idx_bits().to_string()),
-            ("W", p.warps.to_string()),
-            ("L", p.lines.to_string()),
-            ("LW", p.line_bits().to_string()),
-            ("A", p.actr_bits.to_string()),
-            ("BOUND", bound.to_string()),
-            // A broken variant fails within a few steps.
-            ("MAXSTEPS", if broken { "12" } else { "24" }.to_string()),
+            ("PARAMS", params),
+            ("AIG", aig.display().to_string()),
         ],
     );
     let ys_path = dir.join(format!("{tag}.ys"));
     write_atomic(&ys_path, ys.as_bytes())?;
-    let log = dir.join(format!("{tag}.log"));
-    let t0 = Instant::now();
-    let mut cmd = yosys.command();
-    cmd.arg("-q").arg("-l").arg(&log).arg("-s").arg(&ys_path);
+    let ylog = dir.join(format!("{tag}.yosys.log"));
     let label = format!(
-        "yosys on the {} proof{}",
+        "{} on the {} property{}",
+        "yosys",
         prop.name,
         if broken { " (broken variant)" } else { "" }
     );
-    let out = yosys.capture(&mut cmd, &label, LogFile::None)?;
-    let seconds = t0.elapsed().as_secs_f64();
-    // Yosys's own log when it wrote one, else what it printed.
-    let text = std::fs::read_to_string(&log).unwrap_or_else(|_| out.text.clone());
-    let proof_failed = text.contains("proof did fail");
-    if !out.success() && !proof_failed {
+    let mut cmd = tools.yosys.command();
+    cmd.arg("-q").arg("-l").arg(&ylog).arg("-s").arg(&ys_path);
+    let out = tools.yosys.capture(&mut cmd, &label, LogFile::None)?;
+    if !out.success() {
+        let text = std::fs::read_to_string(&ylog).unwrap_or(out.text);
         return Err(ToolError::Failed {
             tool: label,
             status: out.status.to_string(),
             errors: sbrp_tools::error_lines(&text),
-            log: Some(log),
+            log: Some(ylog),
         }
         .into());
     }
-    let proved = out.success() && !proof_failed && text.contains("Induction step proven: SUCCESS!");
+    // A broken variant is searched by BMC to its depth.
+    let engine = match (broken, prop.broken) {
+        (true, Some(b)) => Engine::Bmc(b.depth),
+        _ => prop.engine,
+    };
+    let pdr_s = if opts_pdr == 0 { 600 } else { opts_pdr };
+    let (engine_name, abc_cmd) = match engine {
+        Engine::Pdr => ("pdr".to_string(), format!("pdr -T {pdr_s}")),
+        Engine::Bmc(k) => (format!("bmc3 -F {k}"), format!("bmc3 -F {k}")),
+    };
+    let script = format!("read_aiger {}; fold; {abc_cmd}", aig.display());
+    let t0 = Instant::now();
+    let mut cmd = tools.abc.command();
+    cmd.arg("-c").arg(&script);
+    let label = label.replace("yosys", "yosys-abc");
+    let out = tools.abc.capture(&mut cmd, &label, LogFile::None)?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let text = out.text.clone();
+    write_atomic(&dir.join(format!("{tag}.abc.log")), text.as_bytes())?;
+    let verdict = verdict(&text, engine);
+    if !out.success() && verdict == Verdict::Undecided {
+        return Err(ToolError::Failed {
+            tool: label,
+            status: out.status.to_string(),
+            errors: sbrp_tools::error_lines(&text),
+            log: None,
+        }
+        .into());
+    }
     Ok(ProofRun {
         property: prop.name.to_string(),
         broken,
-        proved,
-        counterexample: text.contains("model found for base case: FAIL"),
+        cover: prop.cover,
+        engine: engine_name,
+        verdict,
         seconds,
         summary: summary(&text),
         log: text,
     })
 }
 
-/// Runs the proofs of `props` (and their broken variants when `broken`) in `dir`.
+/// Runs the properties `props` (and their broken variants when `broken`) in `dir`.
 pub fn run_proofs(
     p: &PbParams,
     props: &[&Property],
     broken: bool,
     dir: &Path,
 ) -> Result<Vec<ProofRun>> {
-    run_proofs_with(p, props, broken, false, dir)
+    run_proofs_with(p, props, broken, false, 0, dir)
 }
 
 fn run_proofs_with(
@@ -199,21 +321,27 @@ fn run_proofs_with(
     props: &[&Property],
     broken: bool,
     sabotage: bool,
+    pdr_seconds: u32,
     dir: &Path,
 ) -> Result<Vec<ProofRun>> {
-    let yosys = yosys();
-    require(&yosys, "-V")?;
+    let tools = Tools {
+        yosys: yosys(),
+        abc: yosys_abc(),
+    };
+    require(&tools.yosys, "-V")?;
+    require(&tools.abc, "-h")?;
     let mut runs = Vec::new();
     for prop in props {
-        runs.push(prove_one(p, prop, false, sabotage, dir, &yosys)?);
-        if broken {
-            runs.push(prove_one(p, prop, true, true, dir, &yosys)?);
+        let sab = sabotage && prop.broken.is_some();
+        runs.push(prove_one(p, prop, false, sab, pdr_seconds, dir, &tools)?);
+        if broken && prop.broken.is_some() {
+            runs.push(prove_one(p, prop, true, true, pdr_seconds, dir, &tools)?);
         }
     }
     Ok(runs)
 }
 
-/// `sbrp prove`: the proofs in a scratch directory, published into
+/// `sbrp prove`: the runs in a scratch directory, published into
 /// `opts.out` when every run behaved as expected.
 pub fn prove(p: &PbParams, opts: &ProveOptions) -> Result<ProveReport> {
     p.validate()?;
@@ -222,7 +350,14 @@ pub fn prove(p: &PbParams, opts: &ProveOptions) -> Result<ProveReport> {
         None => PROPERTIES.iter().collect(),
     };
     let scratch = Scratch::new("prove")?;
-    let runs = run_proofs_with(p, &props, opts.broken, opts.sabotage, scratch.path())?;
+    let runs = run_proofs_with(
+        p,
+        &props,
+        opts.broken,
+        opts.sabotage,
+        opts.pdr_seconds,
+        scratch.path(),
+    )?;
     let report = ProveReport { params: *p, runs };
     if let (Some(out), true) = (&opts.out, report.all_as_expected()) {
         scratch.publish_all(out)?;
@@ -230,51 +365,93 @@ pub fn prove(p: &PbParams, opts: &ProveOptions) -> Result<ProveReport> {
     Ok(report)
 }
 
-/// One line per run: property, variant, result, time, verdict.
+fn verdict_text(v: Verdict, cover: bool) -> String {
+    match (v, cover) {
+        (Verdict::Proved, _) => "PROVED".into(),
+        (Verdict::Bounded(k), false) => format!("no cex to {k}"),
+        (Verdict::Bounded(k), true) => format!("NOT REACHED in {k}"),
+        (Verdict::Failed(f), false) => format!("FAILS at {f}"),
+        (Verdict::Failed(f), true) => format!("reached at {f}"),
+        (Verdict::Undecided, _) => "UNDECIDED".into(),
+    }
+}
+
+/// One line per run: property, variant, engine, result, time, verdict.
 pub fn format_proofs(r: &ProveReport) -> String {
     let mut s = String::new();
     for run in &r.runs {
         let _ = writeln!(
             s,
-            "  {:<12} {:<8} {:<10} {:>7.1} s  {}{}",
+            "  {:<14} {:<7} {:<10} {:<18} {:>7.1} s  {}",
             run.property,
-            if run.broken { "broken" } else { "real" },
-            if run.proved { "PROVED" } else { "NOT PROVED" },
+            if run.broken {
+                "broken"
+            } else if run.cover {
+                "cover"
+            } else {
+                "real"
+            },
+            run.engine,
+            verdict_text(run.verdict, run.cover),
             run.seconds,
             if run.as_expected() {
                 "as expected"
             } else {
                 "UNEXPECTED"
             },
-            if run.counterexample {
-                " (counterexample from reset)"
-            } else if !run.proved {
-                " (induction step fails)"
-            } else {
-                ""
-            }
         );
     }
     s
 }
 
-/// What went wrong in the runs that did not behave as expected, with
-/// Yosys's summary of each.
+/// What went wrong in the runs that did not behave as expected.
 pub fn format_proof_failures(r: &ProveReport) -> String {
     let mut msg = String::new();
     for run in r.unexpected() {
         let _ = writeln!(
             msg,
-            "{} ({}): {}\n{}",
+            "{} ({}): yosys-abc:\n{}",
             run.property,
             if run.broken {
-                "broken variant proved"
+                "broken variant not caught"
+            } else if run.cover {
+                "cover not reached"
             } else {
                 "proof failed"
             },
-            if run.broken { "" } else { "Yosys:" },
             run.summary
         );
     }
     msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abc_results_are_read() {
+        assert_eq!(
+            verdict("Property proved.  Time = 1 sec", Engine::Pdr),
+            Verdict::Proved
+        );
+        assert_eq!(
+            verdict(
+                "Output 0 of miter \"x\" was asserted in frame 7.  Time = 0.1 sec",
+                Engine::Bmc(20)
+            ),
+            Verdict::Failed(7)
+        );
+        assert_eq!(
+            verdict(
+                "No output asserted in 20 frames. Resource limit reached (timeout 0 sec).",
+                Engine::Bmc(20)
+            ),
+            Verdict::Bounded(20)
+        );
+        assert_eq!(
+            verdict("Reached timeout (5 seconds).", Engine::Pdr),
+            Verdict::Undecided
+        );
+    }
 }

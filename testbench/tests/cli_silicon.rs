@@ -46,7 +46,7 @@ fn a_failed_proof_exits_1() {
         &[
             "prove",
             "--property",
-            "fsm_gate",
+            "coalesce",
             "--sabotage",
             "--out",
             logs.to_str().unwrap(),
@@ -56,11 +56,11 @@ fn a_failed_proof_exits_1() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{stdout}\n{}", stderr(&o));
     assert!(
-        stdout.contains("fsm_gate") && stdout.contains("UNEXPECTED"),
+        stdout.contains("coalesce") && stdout.contains("UNEXPECTED"),
         "{stdout}"
     );
     assert!(
-        stderr(&o).contains("fsm_gate (proof failed)"),
+        stderr(&o).contains("coalesce (proof failed)"),
         "{}",
         stderr(&o)
     );

@@ -1,5 +1,5 @@
-//! `sbrp prove`: formal proofs of the unit's safety invariants by Yosys SAT
-//! induction (`sbrp_silicon`); a failed proof is a failed check (exit 1).
+//! `sbrp prove`: formal proofs of the unit's port contract (`sbrp_silicon`:
+//! Yosys to AIGER, yosys-abc PDR / BMC); a failed proof is a failed check (exit 1).
 
 use std::path::PathBuf;
 
@@ -10,11 +10,11 @@ use sbrp_iface::{FlushPolicy, PbParams};
 use crate::args::flag_error;
 use crate::Verdict;
 
-/// The proofs grow with entries squared, so their sizes default small and
-/// are not the shared unit parameters.
+/// The proofs grow with the state, so their sizes default small and are
+/// not the shared unit parameters.
 #[derive(Args, Clone, Debug)]
 pub struct ProveArgs {
-    /// PB entries (small: the proofs grow with N^2).
+    /// PB entries (small: the proofs grow with the state).
     #[arg(long, value_name = "N", default_value_t = 16)]
     entries: u32,
     /// Resident warps per SM.
@@ -23,12 +23,16 @@ pub struct ProveArgs {
     /// L1 cache lines.
     #[arg(long, value_name = "L", default_value_t = 16)]
     lines: u32,
-    /// Prove only this property (actr, overflow, fsm_gate, release, flush_order); default all.
+    /// Prove only this property or cover (actr, handshake, lost, pmo, durable,
+    /// coalesce, release, drain, cover_*); default all.
     #[arg(long, value_name = "NAME")]
     property: Option<String>,
     /// Also run each property's broken variant and require its proof to fail.
     #[arg(long)]
     broken: bool,
+    /// Time limit of a PDR run, seconds (0: 600).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pdr_seconds: u32,
     /// Directory for the Yosys logs; written only when every run behaved as expected.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -52,7 +56,7 @@ pub fn run(a: &ProveArgs) -> Result<Verdict> {
         sbrp_silicon::property(n)?;
     }
     println!(
-        "sbrp prove: entries {} warps {} lines {} actr_bits {} (yosys sat -tempinduct)",
+        "sbrp prove: entries {} warps {} lines {} actr_bits {} (yosys-abc)",
         p.entries, p.warps, p.lines, p.actr_bits
     );
     let opts = sbrp_silicon::ProveOptions {
@@ -60,6 +64,7 @@ pub fn run(a: &ProveArgs) -> Result<Verdict> {
         broken: a.broken,
         out: a.out.clone(),
         sabotage: a.sabotage,
+        pdr_seconds: a.pdr_seconds,
     };
     let r = sbrp_silicon::prove(&p, &opts)?;
     print!("{}", sbrp_silicon::format_proofs(&r));
