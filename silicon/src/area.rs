@@ -20,16 +20,20 @@ use crate::sram::SramReport;
 use crate::sta::{parse_sta, TimingReport};
 use crate::tools::{generate, require, sta, yosys};
 
-/// The blocks of the report, in report order: the memories (every
-/// sub-module whose name starts with `m_`, at any depth of the hierarchy),
-/// and everything else (registers, logic, the top module).
+/// The blocks of the report, in report order: the PB memories (every
+/// sub-module whose name starts with `pb_`, at any depth of the hierarchy:
+/// `pb_type`, `pb_line`, `pb_warps` of `docs/microarch.md` §3), and
+/// everything else (registers, logic, the top module).
 pub const BLOCKS: [&str; 2] = ["PB storage", "control"];
 
-/// Block of the report that a module (`sbrp_pb$a$m_x`) or an instance path
-/// (`a/m_x`) belongs to.
+/// Name prefix of the RTL's memory blocks.
+pub const MEMORY_PREFIX: &str = "pb_";
+
+/// Block of the report that a module (`sbrp_pb$a$pb_x`) or an instance path
+/// (`a/pb_x`) belongs to.
 pub fn block_of(m: &str) -> &'static str {
     let m = m.trim_start_matches('\\');
-    if m.split(['$', '/']).any(|s| s.starts_with("m_")) {
+    if m.split(['$', '/']).any(|s| s.starts_with(MEMORY_PREFIX)) {
         BLOCKS[0]
     } else {
         BLOCKS[1]

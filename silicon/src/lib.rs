@@ -4,7 +4,7 @@
 //!   synthesized by Yosys onto a standard-cell library (`flow/synth.conf`,
 //!   `flow/synth_area.ys`, `flow/abc_delay.abc`), nets of high fan-out split
 //!   into buffer trees, OpenSTA (`flow/sta_timing.tcl`, `flow/sbrp_pb.sdc`);
-//!   reported as cells, area per stored bit and per block (the `m_*`
+//!   reported as cells, area per stored bit and per block (the `pb_*`
 //!   memories and the rest), flip-flop bits against the spec's storage
 //!   table, the library's FO4 measured on an inverter chain ([`measure_fo4`]),
 //!   the worst register-to-register, input and output paths in FO4, and the

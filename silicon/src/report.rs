@@ -67,7 +67,7 @@ pub fn format_report(r: &AreaReport) -> String {
         r.nand2_equivalents,
         r.nand2_per_bit()
     );
-    let _ = writeln!(s, "by block (PB storage: the m_* sub-modules):");
+    let _ = writeln!(s, "by block (PB storage: the pb_* sub-modules):");
     let _ = writeln!(
         s,
         "  {:<30} {:>9} {:>14} {:>7} {:>9} {:>10}",
