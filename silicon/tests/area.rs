@@ -48,7 +48,11 @@ fn area_and_timing_of_a_small_unit() {
         assert!(m.read_ports >= 1 && m.write_ports >= 1, "{m:?}");
         assert!(m.sync_read_ports <= m.read_ports);
         assert!(m.words >= 2 && m.bits >= 1, "{m:?}");
-        assert!(m.area_um2 > 0.0, "{m:?}");
+        // A memory in a module of its own has an area; the flush FIFO's
+        // small arrays share their module with its pointers (area 0: unknown).
+        if m.name.starts_with("pb_") {
+            assert!(m.area_um2 > 0.0, "{m:?}");
+        }
     }
     for md in &r.modules {
         let last = md.module.rsplit('$').next().unwrap_or("");
@@ -65,7 +69,9 @@ fn area_and_timing_of_a_small_unit() {
     }
     let mem_bits: u64 = r.memories.iter().map(|m| m.stored_bits()).sum();
     assert!(
-        mem_bits <= r.ff_bits && mem_bits >= r.ff_bits / 2,
+        // At 16 entries and 4 warps the pipeline and per-warp registers
+        // are about half the flip-flops.
+        mem_bits <= r.ff_bits && mem_bits >= r.ff_bits / 4,
         "{mem_bits} of {}",
         r.ff_bits
     );
@@ -80,11 +86,25 @@ fn area_and_timing_of_a_small_unit() {
 
     // Blocks from the hierarchy: the pb_* memories and the rest.
     assert_eq!(r.blocks[0].block, "PB storage");
-    assert!(r.blocks[0].ff_bits > r.blocks[1].ff_bits);
+    assert!(r.blocks[0].ff_bits > 0 && r.blocks[1].ff_bits > 0);
+    let pb_bits: u64 = r
+        .memories
+        .iter()
+        .filter(|m| m.name.starts_with("pb_"))
+        .map(|m| m.stored_bits())
+        .sum();
+    // PB storage: the pb_* arrays and their registered read data.
+    let read_regs: u64 = r
+        .memories
+        .iter()
+        .filter(|m| m.name.starts_with("pb_"))
+        .map(|m| u64::from(m.sync_read_ports) * u64::from(m.bits))
+        .sum();
+    assert_eq!(r.blocks[0].ff_bits, pb_bits + read_regs);
     assert!(r.generic_cells > 0 && r.nand2_equivalents > r.cells as f64 / 4.0);
     let outside = r.logic_outside_memories_nand2();
     assert!(
-        outside > 0.0 && outside < r.nand2_equivalents / 2.0,
+        outside > 0.0 && outside < r.nand2_equivalents,
         "{outside}"
     );
     // Per bit: more than one flip-flop's area (the mux and decoders come
@@ -116,13 +136,17 @@ fn area_and_timing_of_a_small_unit() {
     assert!((t.fmax_mhz * t.min_period_ns - 1000.0).abs() < 1e-6);
     // The worst slack at the paper's clock is the same stage (or an I/O path).
     assert!(t.wns_ns <= t.period_ns - t.min_period_ns + 1e-3);
-    // The paths cross named blocks, a memory among them.
+    // The path crosses named blocks of the hierarchy.
     assert!(
-        st.blocks.iter().any(|b| b.starts_with("PB storage [m_")),
+        st.blocks
+            .iter()
+            .all(|b| b.starts_with("PB storage [") || b.starts_with("control [")),
         "{:?}",
         st.blocks
     );
-    // Every port path starts or ends at a port; the v1 unit has all four.
+    // Registered I/O (docs/microarch.md §2): no input reaches an output
+    // through logic; the port paths start or end at a port.
+    assert!(t.in_to_out.is_none(), "{:?}", t.in_to_out);
     let i2r = t.in_to_reg.as_ref().expect("input-to-register path");
     assert!(i2r.start.contains("input port") && i2r.launch_ns == 0.0);
     let r2o = t.reg_to_out.as_ref().expect("register-to-output path");
