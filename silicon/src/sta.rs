@@ -238,19 +238,19 @@ mod tests {
 
     const REG_TO_REG: &str = "\
 Startpoint: r_actr/_5_ (rising edge-triggered flip-flop clocked by clk)
-Endpoint: m_warps/_7_ (rising edge-triggered flip-flop clocked by clk)
+Endpoint: pb_warps/_7_ (rising edge-triggered flip-flop clocked by clk)
    0.000    0.000   clock clk (rise edge)
    0.000    0.000   clock network delay (ideal)
    0.000    0.000 ^ r_actr/_5_/CLK (DFFPOSX1)
    0.400    0.400 ^ r_actr/_5_/Q (DFFPOSX1)
    0.000    0.400 ^ _12_/A (NAND2X1)
    0.300    0.700 v _12_/Y (NAND2X1)
-   0.200    0.900 v m_warps/_7_/D (DFFPOSX1)
+   0.200    0.900 v pb_warps/_7_/D (DFFPOSX1)
             0.900   data arrival time
 
    0.733    0.733   clock clk (rise edge)
    0.000    0.733   clock network delay (ideal)
-            0.733 ^ m_warps/_7_/CLK (DFFPOSX1)
+            0.733 ^ pb_warps/_7_/CLK (DFFPOSX1)
   -0.189    0.544   library setup time
             0.544   data required time
            -0.356   slack (VIOLATED)
@@ -263,7 +263,7 @@ Endpoint: flush_line[0] (output port clocked by clk)
    0.000    0.000   clock network delay (ideal)
    0.000    0.000 ^ input external delay
    0.084    0.084 ^ req_line[0] (in)
-   0.176    0.259 ^ s1/m_l1idx/_13_/Y (BUFX4)
+   0.176    0.259 ^ s1/pb_line/_13_/Y (BUFX4)
    0.100    0.359 ^ flush_line[0] (out)
             0.359   data arrival time
 
@@ -285,7 +285,7 @@ Endpoint: flush_line[0] (output port clocked by clk)
         let t = parse_sta(&script_output(IN_TO_OUT)).unwrap();
         assert_eq!((t.period_ns, t.wns_ns), (0.733, -0.356));
         let r = &t.reg_to_reg;
-        assert!(r.start.starts_with("r_actr/_5_") && r.end.starts_with("m_warps/_7_"));
+        assert!(r.start.starts_with("r_actr/_5_") && r.end.starts_with("pb_warps/_7_"));
         assert_eq!((r.arrival_ns, r.launch_ns, r.setup_ns), (0.9, 0.4, 0.189));
         assert!((r.logic_ns - 0.5).abs() < 1e-12);
         assert!((t.min_period_ns - 1.089).abs() < 1e-12);
@@ -295,7 +295,7 @@ Endpoint: flush_line[0] (output port clocked by clk)
             [
                 "control [r_actr]",
                 "control [sbrp_pb]",
-                "PB storage [m_warps]"
+                "PB storage [pb_warps]"
             ]
         );
         assert!(t.in_to_reg.is_none() && t.reg_to_out.is_none());
@@ -305,7 +305,7 @@ Endpoint: flush_line[0] (output port clocked by clk)
             io.blocks,
             [
                 "port req_line[0]",
-                "PB storage [s1/m_l1idx]",
+                "PB storage [s1/pb_line]",
                 "port flush_line[0]"
             ]
         );

@@ -42,10 +42,12 @@ enum Cmd {
     #[command(after_help = EXIT_CODES)]
     Cosim(cosim::CosimArgs),
     /// Area and timing: synthesize with Yosys onto the OSU 0.18 um cells, report
-    /// area by block, flip-flop bits against the storage table, and OpenSTA slack.
+    /// area per stored bit and per block, read ports per array, the measured FO4,
+    /// stage and I/O paths in FO4 and fmax (OpenSTA).
     #[command(after_help = EXIT_CODES)]
     Area(area::AreaArgs),
-    /// Formal proofs of safety invariants by Yosys SAT-based induction.
+    /// Formal checks of the unit's properties (yosys-abc BMC or PDR on a
+    /// port-level environment), each with a broken variant.
     #[command(after_help = EXIT_CODES)]
     Prove(prove::ProveArgs),
     /// Measure the reference model's speed (unit-cycles per second, one core).
