@@ -103,10 +103,7 @@ fn area_and_timing_of_a_small_unit() {
     assert_eq!(r.blocks[0].ff_bits, pb_bits + read_regs);
     assert!(r.generic_cells > 0 && r.nand2_equivalents > r.cells as f64 / 4.0);
     let outside = r.logic_outside_memories_nand2();
-    assert!(
-        outside > 0.0 && outside < r.nand2_equivalents,
-        "{outside}"
-    );
+    assert!(outside > 0.0 && outside < r.nand2_equivalents, "{outside}");
     // Per bit: more than one flip-flop's area (the mux and decoders come
     // with it), and the NAND2 equivalents agree with the area.
     assert!(

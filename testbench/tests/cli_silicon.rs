@@ -30,7 +30,7 @@ fn prove_without_yosys_exits_2_with_a_hint() {
 fn prove_usage_errors_exit_2() {
     let o = sbrp(&["prove", "--property", "nonsense"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("flush_order"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("coalesce"), "{}", stderr(&o));
     let o = sbrp(&["prove", "--entries", "17"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--entries 17"), "{}", stderr(&o));
@@ -147,13 +147,13 @@ fn area_prints_fo4_stage_fmax_and_ports() {
         .and_then(|v| v.parse().ok())
         .expect("FO4 value");
     assert!((60.0..150.0).contains(&fo4), "FO4 {fo4}");
-    // Each memory of the RTL (m_*) has a row with its ports.
+    // Each PB memory of the RTL (pb_type, pb_line, pb_warps) has a row.
     assert!(
         stdout
             .lines()
-            .filter(|l| l.trim_start().starts_with("m_"))
+            .filter(|l| l.trim_start().starts_with("pb_"))
             .count()
-            >= 1,
+            == 3,
         "{stdout}"
     );
     for f in [
