@@ -98,7 +98,7 @@ fn area_and_timing_of_a_small_unit() {
         .memories
         .iter()
         .filter(|m| m.name.starts_with("pb_"))
-        .map(|m| u64::from(m.sync_read_ports) * u64::from(m.bits))
+        .map(|m| u64::from(m.sync_read_ports) * m.bits)
         .sum();
     assert_eq!(r.blocks[0].ff_bits, pb_bits + read_regs);
     assert!(r.generic_cells > 0 && r.nand2_equivalents > r.cells as f64 / 4.0);
