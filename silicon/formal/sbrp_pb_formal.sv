@@ -165,8 +165,8 @@ module sbrp_pb_formal #(
     end
     always @* if (started) begin
         assume (!rst);
-        if (nr == R - 1) assume (flush_ready);
-        if (ni == LINV - 1 && inv_req && !done_seen) assume (inv_done);
+        if (nr >= R - 1) assume (flush_ready);
+        if (ni >= LINV - 1 && inv_req && !done_seen) assume (inv_done);
     end
 `elsif ENV_ACK_FREE
 `else
