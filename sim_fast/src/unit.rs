@@ -14,6 +14,8 @@
 //! (an allocation, the new flush, `odm_clr`) are made where they are
 //! decided; each such place says why it is equivalent.
 
+mod probes;
+
 use sbrp_iface::consts::{EPOCHS, FLUSH_FIFO, ORD_QUEUE};
 use sbrp_iface::{
     entry_type as ty, FlushPolicy, Op, PbIn, PbOut, PbParams, PbUnit, Probe, RspKind,
@@ -249,13 +251,6 @@ impl PbModel {
     fn empty(&self) -> bool {
         !self.full && self.head == self.tail
     }
-    fn count(&self) -> u32 {
-        if self.full {
-            self.p.entries
-        } else {
-            self.used()
-        }
-    }
     /// §3's `fsm`, from the epoch masks (the step uses the register `self.fsm`).
     fn fsm_of_epochs(&self) -> u64 {
         self.ep_fsm.iter().fold(0, |a, m| a | m)
@@ -268,35 +263,6 @@ impl PbModel {
     #[inline(always)]
     fn fifo_has(&self, l: u32) -> bool {
         self.fifo_line.iter().fold(false, |a, &x| a | (x == l))
-    }
-
-    /// Entries currently in the PB, oldest first: (type, warps, line).
-    pub fn entries(&self) -> Vec<(u8, u64, u32)> {
-        (0..self.count())
-            .map(|a| {
-                let e = self.e((self.head + a) & self.n_mask);
-                (e.ty, e.warps, e.line)
-            })
-            .collect()
-    }
-
-    /// True when nothing can change unless an input does: no request in the
-    /// pipeline or response showing, PB empty, FIFO empty, nothing
-    /// outstanding, no invalidation and no registered input pending. A
-    /// simulator may skip the unit's cycles while this holds and its inputs
-    /// stay idle.
-    pub fn quiescent(&self) -> bool {
-        !self.r1_valid
-            && !self.r2_valid
-            && !self.out.rsp_valid
-            && self.empty()
-            && self.fifo_n == 0
-            && self.actr == 0
-            && !self.inv_req
-            && self.inv_cur == 0
-            && self.inq.ack_count & 7 == 0
-            && !self.inq.inv_done
-            && self.ready
     }
 
     /// The outputs as §4.4 defines them, from the state (the cached `out`
@@ -441,92 +407,14 @@ impl PbUnit for PbModel {
         "model"
     }
 
-    /// The state of §3 under the spec's names, for waveforms: the registers
-    /// in scope `state`, and every PB slot's `pb_type`, `pb_warps`,
-    /// `pb_line` and whether it is `live` in scope `state.pb.eNNN`.
+    /// The state of §3 under the spec's names, for waveforms (`probes.rs`).
     fn probes(&self) -> Vec<Probe> {
-        let (iw, lw, w, a) = (
-            self.p.idx_bits(),
-            self.p.line_bits(),
-            self.p.warps,
-            self.p.actr_bits,
-        );
-        let reg = |name: &str, width| Probe {
-            scope: "state".into(),
-            name: name.into(),
-            width,
-        };
-        let mut v = vec![
-            reg("head", iw),
-            reg("tail", iw),
-            reg("full", 1),
-            reg("last_type", 3),
-            reg("odm", w),
-            reg("wait_ent", w),
-            reg("edm", w),
-            reg("fsm", w),
-            reg("actr", a),
-            reg("ep_cur", 2),
-            reg("ep_old", 2),
-            reg("ep_closed", 1),
-        ];
-        for e in 0..E {
-            v.push(reg(&format!("ectr{e}"), a));
-        }
-        v.extend([
-            reg("drain_pend", 1),
-            reg("drain_idx", iw),
-            reg("inv_cur", w),
-            reg("inv_next", w),
-            reg("fifo_n", 3),
-        ]);
-        for i in 0..self.p.entries {
-            let scope = format!("state.pb.e{i:03}");
-            for (name, width) in [
-                ("pb_type", 3),
-                ("pb_warps", w),
-                ("pb_line", lw),
-                ("live", 1),
-            ] {
-                v.push(Probe {
-                    scope: scope.clone(),
-                    name: name.into(),
-                    width,
-                });
-            }
-        }
-        v
+        self.probe_list()
     }
 
     /// Read-only: the values of [`PbUnit::probes`], in that order.
     fn probe_values(&self, out: &mut Vec<u64>) {
-        out.extend([
-            self.head as u64,
-            self.tail as u64,
-            self.full as u64,
-            self.last_type as u64,
-            self.odm,
-            self.wait_ent,
-            self.edm_of_epochs(),
-            self.fsm,
-            self.actr as u64,
-            self.ep_cur as u64,
-            self.ep_old as u64,
-            self.ep_closed as u64,
-        ]);
-        out.extend(self.ectr.iter().map(|&c| c as u64));
-        out.extend([
-            self.drain_pend as u64,
-            self.drain_idx as u64,
-            self.inv_cur,
-            self.inv_next,
-            self.fifo_n as u64,
-        ]);
-        for i in 0..self.p.entries {
-            let e = self.e(i);
-            // A slot that is not live may hold stale words (§3): shown as they are.
-            out.extend([e.ty as u64, e.warps, e.line as u64, self.live(i) as u64]);
-        }
+        self.probe_fill(out)
     }
 
     #[inline]
