@@ -2,7 +2,7 @@
 //! one random-number generator and one raw stimulus for every fuzz run,
 //! lockstep benchmark and speed example of the workspace.
 
-use crate::{Op, PbIn, PbOut, PbParams};
+use crate::{Op, PbIn, PbOut, PbParams, PbUnit};
 
 /// A small seeded generator (SplitMix64): reproducible across platforms and
 /// versions, which a crate's generator need not be.
@@ -136,6 +136,19 @@ impl RawStimulus {
             inv_done,
             drain_all: r.below(500) == 0,
         }
+    }
+
+    /// `n` cycles of closed-loop stimulus driven into `unit`, recorded: a
+    /// ring that replays the same run on a fresh instance (benchmarks).
+    pub fn record(&mut self, unit: &mut dyn PbUnit, n: usize) -> Vec<PbIn> {
+        (0..n)
+            .map(|_| {
+                let i = self.next_input();
+                let o = unit.step(&i);
+                self.observe(&i, &o);
+                i
+            })
+            .collect()
     }
 
     /// Feeds back one cycle (its inputs and the unit's outputs).

@@ -9,15 +9,7 @@ fn main() {
     let p = PbParams::default();
     // A closed-loop ring: the stimulus learns hooks and acks from the model.
     let mut rec = PbModel::new(&p).unwrap();
-    let mut stim = RawStimulus::new(&p, 7);
-    let inputs: Vec<PbIn> = (0..1 << 16)
-        .map(|_| {
-            let i = stim.next_input();
-            let o = rec.step(&i);
-            stim.observe(&i, &o);
-            i
-        })
-        .collect();
+    let inputs: Vec<PbIn> = RawStimulus::new(&p, 7).record(&mut rec, 1 << 16);
     let cycles: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())

@@ -82,15 +82,7 @@ fn step_model(m: &mut PbModel, inputs: &[PbIn], cycles: u64) -> u64 {
 /// `n` cycles of closed-loop raw stimulus, recorded against the model.
 pub fn raw_ring(p: &PbParams, n: usize) -> Result<Vec<PbIn>> {
     let mut m = PbModel::new(p)?;
-    let mut stim = RawStimulus::new(p, 7);
-    Ok((0..n)
-        .map(|_| {
-            let i = stim.next_input();
-            let o = m.step(&i);
-            stim.observe(&i, &o);
-            i
-        })
-        .collect())
+    Ok(RawStimulus::new(p, 7).record(&mut m, n))
 }
 
 /// Times the model alone for `cycles` cycles on a replayed ring of `which`.
