@@ -11,6 +11,7 @@ mod expect;
 mod ops;
 mod parse;
 mod pmo;
+pub mod program;
 mod record;
 mod types;
 

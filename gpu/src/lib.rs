@@ -1,0 +1,9 @@
+//! The GPU memory-system model (`docs/model.md`): whole programs
+//! (`sbrp_trace::program`) on a configurable GPU (`config`, `presets`) under
+//! SBRP, epoch and GPM persistency.
+
+pub mod config;
+pub mod mem;
+pub mod presets;
+
+pub use config::GpuConfig;

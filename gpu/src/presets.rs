@@ -1,0 +1,2 @@
+//! Named presets: the configurations the paper evaluates (`docs/model.md`,
+//! "Presets").

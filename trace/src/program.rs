@@ -1,0 +1,212 @@
+//! Whole GPU programs (`docs/trace-format.md`, "Programs"): kernels launched
+//! in sequence, each a grid of CTAs, each CTA a set of warps, each warp a list
+//! of warp-level instructions carrying its active lanes' addresses (compact
+//! forms for strided and broadcast accesses) and store values.
+//!
+//! A [`Program`] hands out one CTA's code when the GPU model launches that
+//! CTA, so a generator never materializes the whole program; a program file
+//! ([`FileProgram`]) is the same thing held in memory.
+
+use crate::expect::Expectation;
+use crate::types::Scope;
+
+/// Lanes of a warp.
+pub const WARP_LANES: u32 = 32;
+/// Longest `compute` delay (cycles).
+pub const MAX_COMPUTE: u32 = 1_000_000;
+
+/// Memory space of an access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// Persistent memory (the paper's PM: `gpm_map_file` / `cudaMallocPitch`).
+    Pm,
+    /// Volatile global memory (GDDR).
+    Global,
+    /// The CTA's shared memory: no memory-system traffic.
+    Shared,
+}
+
+/// Addresses of the active lanes of a memory instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Addrs {
+    /// Lane `i` accesses `base + i * stride` (stride 0: every lane the same
+    /// address, a broadcast). Lanes are numbered 0..32 whether active or not.
+    Strided { base: u64, stride: i64 },
+    /// One address per active lane, in lane order.
+    List(Vec<u64>),
+}
+
+impl Addrs {
+    /// The address of lane `lane`, whose rank among the active lanes is `rank`.
+    pub fn lane(&self, lane: u32, rank: usize) -> u64 {
+        match self {
+            Addrs::Strided { base, stride } => base.wrapping_add((lane as i64 * stride) as u64),
+            Addrs::List(v) => v[rank],
+        }
+    }
+}
+
+/// Values a store writes, per active lane.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Values {
+    /// Not given: the model tracks timing only for this store.
+    Unknown,
+    /// Every lane writes the same value.
+    Same(u64),
+    /// Lane of rank `r` writes `first + r * step`.
+    Seq { first: u64, step: u64 },
+    /// One value per active lane, in lane order.
+    List(Vec<u64>),
+}
+
+impl Values {
+    /// The value of the active lane of rank `rank`, if known.
+    pub fn get(&self, rank: usize) -> Option<u64> {
+        match self {
+            Values::Unknown => None,
+            Values::Same(v) => Some(*v),
+            Values::Seq { first, step } => Some(first.wrapping_add(step.wrapping_mul(rank as u64))),
+            Values::List(v) => v.get(rank).copied(),
+        }
+    }
+}
+
+/// Scope of a non-persistent fence (`__threadfence` / `__threadfence_system`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FenceScope {
+    Device,
+    System,
+}
+
+/// One warp-level instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Instr {
+    /// Load of `size` bytes per active lane.
+    Ld {
+        space: Space,
+        size: u8,
+        mask: u32,
+        addrs: Addrs,
+    },
+    /// Store of `size` bytes per active lane.
+    St {
+        space: Space,
+        size: u8,
+        mask: u32,
+        addrs: Addrs,
+        values: Values,
+    },
+    /// Atomic read-modify-write per active lane, performed at the L2 (or in
+    /// shared memory); the warp waits for the old values.
+    Atom {
+        space: Space,
+        size: u8,
+        mask: u32,
+        addrs: Addrs,
+    },
+    /// Intra-thread persist ordering fence.
+    OFence,
+    /// Durability fence: the warp waits until its earlier persists are durable.
+    DFence,
+    /// Non-persistent memory fence.
+    Fence(FenceScope),
+    /// Persist-acquire: poll the word at `flag` (in `space`) until
+    /// `value & mask == want`; every poll is one acquire.
+    PAcq {
+        scope: Scope,
+        space: Space,
+        flag: u64,
+        want: u64,
+        mask: u64,
+    },
+    /// Persist-release, then the store of `value` to the word at `flag`.
+    PRel {
+        scope: Scope,
+        space: Space,
+        flag: u64,
+        value: u64,
+    },
+    /// `__syncthreads`: waits for every unfinished warp of the CTA.
+    Bar,
+    /// Compute (ALU, shared-memory work) for that many cycles.
+    Compute { cycles: u32 },
+}
+
+/// A kernel launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    pub name: String,
+    /// CTAs in the grid.
+    pub grid: u32,
+    /// Threads per CTA.
+    pub block: u32,
+    /// Registers per thread (0: unknown, occupancy then ignores registers).
+    pub regs: u32,
+    /// Shared memory per CTA, bytes.
+    pub smem: u32,
+}
+
+impl KernelInfo {
+    pub fn warps_per_cta(&self) -> u32 {
+        self.block.div_ceil(WARP_LANES)
+    }
+}
+
+/// The code of one CTA: one instruction list per warp.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CtaCode {
+    pub warps: Vec<Vec<Instr>>,
+}
+
+impl CtaCode {
+    pub fn instrs(&self) -> usize {
+        self.warps.iter().map(Vec::len).sum()
+    }
+}
+
+/// A whole program, CTA by CTA.
+pub trait Program {
+    fn name(&self) -> &str;
+    fn kernels(&self) -> &[KernelInfo];
+    /// The code of CTA `cta` of kernel `k`, built when the CTA is launched.
+    fn cta(&self, k: usize, cta: u32) -> CtaCode;
+    /// Expectations checked on the run's execution record (litmus traces).
+    fn expects(&self) -> &[Expectation] {
+        &[]
+    }
+    /// Extra GPU configuration the program asks for (`config KEY=VALUE` of
+    /// a litmus trace), as (key, value, line).
+    fn config(&self) -> &[(String, String, usize)] {
+        &[]
+    }
+}
+
+/// A program held in memory (a program file, or a litmus trace converted).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileProgram {
+    pub name: String,
+    pub kernels: Vec<KernelInfo>,
+    /// Per kernel, the code of each CTA (a CTA not listed has no warps' code:
+    /// its warps exit at once).
+    pub code: Vec<Vec<CtaCode>>,
+    pub expects: Vec<Expectation>,
+    pub config: Vec<(String, String, usize)>,
+}
+
+impl Program for FileProgram {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn kernels(&self) -> &[KernelInfo] {
+        &self.kernels
+    }
+    fn cta(&self, k: usize, cta: u32) -> CtaCode {
+        self.code[k].get(cta as usize).cloned().unwrap_or_default()
+    }
+    fn expects(&self) -> &[Expectation] {
+        &self.expects
+    }
+    fn config(&self) -> &[(String, String, usize)] {
+        &self.config
+    }
+}
