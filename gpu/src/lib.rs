@@ -3,7 +3,18 @@
 //! SBRP, epoch and GPM persistency.
 
 pub mod config;
+pub mod flags;
+pub mod gpu;
 pub mod mem;
 pub mod presets;
+pub mod sm;
+pub mod stats;
 
 pub use config::GpuConfig;
+pub use gpu::{Gpu, KernelReport, RunOpts, RunReport};
+
+impl Default for config::Model {
+    fn default() -> Self {
+        config::Model::Sbrp
+    }
+}

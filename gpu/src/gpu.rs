@@ -1,0 +1,380 @@
+//! The whole GPU (`docs/model.md`, "Kernels and CTAs", "Event loop"):
+//! kernels launched in sequence after the launch latency, CTAs handed to SMs
+//! round robin as their resources free, and the loop that visits an SM only
+//! in cycles where it has something to do, jumping over the rest.
+
+use std::collections::BTreeMap;
+
+use sbrp_iface::{FlushPolicy, PbParams, PbUnit};
+use sbrp_trace::program::Program;
+use sbrp_trace::{Event, Execution, RunEnd, WarpId};
+use serde::Serialize;
+
+use crate::config::{GpuConfig, Model};
+use crate::flags::Flags;
+use crate::mem::{MemStats, MemSystem};
+use crate::sm::{Ctx, Sm, WState, CAUSES};
+use crate::stats::SmStats;
+
+/// Cycles without progress (an instruction other than a poll, or a flush)
+/// after which a run is reported as a deadlock.
+pub const DEADLOCK_CYCLES: u64 = 2_000_000;
+
+/// The persist buffer parameters the configuration gives each SM's unit.
+pub fn unit_params(cfg: &GpuConfig) -> Result<PbParams, sbrp_iface::ParamError> {
+    let p = PbParams {
+        entries: cfg.pb.entries,
+        warps: cfg.core.warps_per_sm,
+        lines: cfg.l1_lines(),
+        actr_bits: cfg.pb.actr_bits,
+        window: cfg.pb.window,
+        policy: FlushPolicy::parse(&cfg.pb.policy)?,
+    };
+    p.validate()?;
+    Ok(p)
+}
+
+/// One kernel's figures.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct KernelReport {
+    pub name: String,
+    pub grid: u32,
+    pub block: u32,
+    /// Cycle of the launch (the launch latency runs from here).
+    pub launch: u64,
+    pub end: u64,
+    pub cycles: u64,
+    pub instrs: u64,
+}
+
+/// What a run reports.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunReport {
+    pub program: String,
+    pub model: Model,
+    pub cycles: u64,
+    /// Time at the configured clock, microseconds.
+    pub time_us: f64,
+    pub finished: bool,
+    pub kernels: Vec<KernelReport>,
+    pub sm: SmStats,
+    pub mem: MemStats,
+    /// Warp stall cycles by cause.
+    pub stalls: BTreeMap<String, u64>,
+    /// Interface breaches (a run with any failed).
+    pub failures: Vec<String>,
+    pub deadlock: Option<String>,
+    #[serde(skip)]
+    pub execution: Option<Execution>,
+}
+
+/// Options of a run.
+#[derive(Default)]
+pub struct RunOpts<'a> {
+    /// Keep the execution record (events) for expectations and checkers.
+    pub record: bool,
+    /// Stop after this many cycles (the run is then cut).
+    pub max_cycles: Option<u64>,
+    /// Called now and then with (cycle, warp instructions, kernel index).
+    pub progress: Option<&'a mut dyn FnMut(u64, u64, usize)>,
+}
+
+/// The GPU.
+pub struct Gpu {
+    pub cfg: GpuConfig,
+    pub sms: Vec<Sm>,
+    pub mem: MemSystem,
+    pub flags: Flags,
+    pub now: u64,
+}
+
+impl Gpu {
+    /// A GPU of `cfg`; under SBRP, SM `s`'s unit is `unit(s)`.
+    pub fn new(cfg: &GpuConfig, unit: &mut dyn FnMut(u32) -> Box<dyn PbUnit>) -> Gpu {
+        let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
+        let sms = (0..cfg.core.sms)
+            .map(|s| Sm::new(s, cfg, sbrp.then(|| unit(s)), false))
+            .collect();
+        Gpu {
+            cfg: cfg.clone(),
+            sms,
+            mem: MemSystem::new(cfg),
+            flags: Flags::default(),
+            now: 0,
+        }
+    }
+
+    /// A GPU whose SBRP units are the reference model.
+    pub fn with_model_units(cfg: &GpuConfig) -> Result<Gpu, sbrp_iface::ParamError> {
+        let p = unit_params(cfg)?;
+        Ok(Gpu::new(cfg, &mut |_| {
+            Box::new(sbrp_sim_fast::PbModel::new(&p).expect("validated"))
+        }))
+    }
+
+    /// Runs `prog` to its end (or a deadlock, or the cycle limit).
+    pub fn run(&mut self, prog: &dyn Program, mut opts: RunOpts) -> RunReport {
+        for sm in &mut self.sms {
+            sm.rec = opts.record.then(Vec::new);
+        }
+        let mut rep = RunReport {
+            program: prog.name().to_string(),
+            model: self.cfg.model,
+            ..RunReport::default()
+        };
+        let mut warps_seen: Vec<WarpId> = vec![];
+        let n = self.sms.len();
+        let mut wake = vec![u64::MAX; n];
+        let mut end = RunEnd::Finished;
+        let mut last_progress = (0u64, self.now);
+        let mut loops = 0u64;
+        'kernels: for (k, kinfo) in prog.kernels().iter().enumerate() {
+            let launch = self.now;
+            let start = launch + self.cfg.core.kernel_launch_latency as u64;
+            self.now = start;
+            let wpc = kinfo.warps_per_cta();
+            let regs = kinfo.regs * wpc * 32;
+            let mut next_cta = 0u32;
+            let mut rr = 0usize;
+            let instrs0 = self.total_instrs();
+            // Initial placement: round robin while CTAs fit.
+            loop {
+                let mut placed = false;
+                for i in 0..n {
+                    let s = (rr + i) % n;
+                    if next_cta < kinfo.grid
+                        && self.sms[s].fits(&self.cfg, wpc, kinfo.block, regs, kinfo.smem)
+                    {
+                        self.place(prog, k, next_cta, s, &mut warps_seen);
+                        next_cta += 1;
+                        rr = (s + 1) % n;
+                        wake[s] = start;
+                        placed = true;
+                        break;
+                    }
+                }
+                if !placed || next_cta == kinfo.grid {
+                    break;
+                }
+            }
+            if next_cta == 0 && kinfo.grid > 0 {
+                rep.failures.push(format!(
+                    "kernel {} ({}): a CTA of {} threads does not fit an SM",
+                    k, kinfo.name, kinfo.block
+                ));
+                end = RunEnd::Cut;
+                break;
+            }
+            loop {
+                let t = wake.iter().copied().min().unwrap_or(u64::MAX);
+                let all_done = next_cta == kinfo.grid && self.sms.iter().all(|sm| self.sm_done(sm));
+                if all_done {
+                    break;
+                }
+                if t == u64::MAX {
+                    rep.deadlock = Some(self.deadlock_report("nothing can happen"));
+                    end = RunEnd::Deadlock {
+                        report: rep.deadlock.clone().unwrap(),
+                    };
+                    break 'kernels;
+                }
+                self.now = t;
+                if let Some(m) = opts.max_cycles {
+                    if t > m {
+                        end = RunEnd::Cut;
+                        break 'kernels;
+                    }
+                }
+                for s in 0..n {
+                    if wake[s] > t {
+                        continue;
+                    }
+                    let mut cx = Ctx {
+                        cfg: &self.cfg,
+                        mem: &mut self.mem,
+                        flags: &mut self.flags,
+                        now: t,
+                    };
+                    self.sms[s].cycle(&mut cx);
+                    if self.sms[s].reap() > 0 {
+                        while next_cta < kinfo.grid
+                            && self.sms[s].fits(&self.cfg, wpc, kinfo.block, regs, kinfo.smem)
+                        {
+                            self.place(prog, k, next_cta, s, &mut warps_seen);
+                            next_cta += 1;
+                        }
+                    }
+                    let sm = &mut self.sms[s];
+                    if next_cta == kinfo.grid && sm.live_warps == 0 && !sm.draining {
+                        sm.draining = true;
+                        sm.unit_state.busy = sm.unit.is_some();
+                    }
+                    wake[s] = sm.next_wake(t);
+                }
+                let failures: Vec<String> = self
+                    .sms
+                    .iter()
+                    .flat_map(|sm| sm.unit_state.failures.iter().cloned())
+                    .collect();
+                if !failures.is_empty() {
+                    rep.failures = failures;
+                    end = RunEnd::Cut;
+                    break 'kernels;
+                }
+                loops += 1;
+                if loops & 0xffff == 0 {
+                    let p = self.progress_count();
+                    if p != last_progress.0 {
+                        last_progress = (p, t);
+                    } else if t - last_progress.1 > DEADLOCK_CYCLES {
+                        rep.deadlock = Some(self.deadlock_report("no progress"));
+                        end = RunEnd::Deadlock {
+                            report: rep.deadlock.clone().unwrap(),
+                        };
+                        break 'kernels;
+                    }
+                    if let Some(cb) = opts.progress.as_mut() {
+                        cb(t, self.total_instrs(), k);
+                    }
+                }
+            }
+            self.kernel_end();
+            wake.iter_mut().for_each(|w| *w = u64::MAX);
+            rep.kernels.push(KernelReport {
+                name: kinfo.name.clone(),
+                grid: kinfo.grid,
+                block: kinfo.block,
+                launch,
+                end: self.now,
+                cycles: self.now - launch,
+                instrs: self.total_instrs() - instrs0,
+            });
+        }
+        rep.finished = end == RunEnd::Finished;
+        rep.cycles = self.now;
+        rep.time_us = self.now as f64 / self.cfg.core.clock_mhz as f64;
+        let mut stalls = [0u64; 7];
+        for sm in &self.sms {
+            rep.sm.add(&sm.stats);
+            for w in &sm.warps {
+                for (i, c) in w.stalled.iter().enumerate() {
+                    stalls[i] += c;
+                }
+            }
+        }
+        rep.stalls = CAUSES
+            .iter()
+            .zip(stalls)
+            .skip(1)
+            .map(|(c, v)| (c.to_string(), v))
+            .collect();
+        rep.mem = *self.mem.stats();
+        if opts.record {
+            let mut ex = Execution::new(self.cfg.l1.line as u64);
+            warps_seen.sort();
+            warps_seen.dedup();
+            ex.warps = warps_seen;
+            ex.flags = self.flags.names.iter().map(|a| format!("{a:#x}")).collect();
+            ex.actr_peak = self.sms.iter().map(|s| s.stats.actr_peak).collect();
+            let mut events: Vec<Event> = vec![];
+            for sm in &mut self.sms {
+                events.extend(sm.rec.take().unwrap_or_default());
+            }
+            events.sort_by_key(event_cycle);
+            ex.events = events;
+            ex.end = end;
+            ex.cycles = self.now;
+            rep.execution = Some(ex);
+        }
+        rep
+    }
+
+    fn sm_done(&self, sm: &Sm) -> bool {
+        sm.live_warps == 0 && (self.cfg.artifact.no_kernel_end_drain || sm.drained())
+    }
+
+    fn place(&mut self, prog: &dyn Program, k: usize, cta: u32, s: usize, seen: &mut Vec<WarpId>) {
+        let kinfo = &prog.kernels()[k];
+        let mut code = prog.cta(k, cta);
+        let wpc = kinfo.warps_per_cta() as usize;
+        code.warps.resize(wpc, Vec::new());
+        let regs = kinfo.regs * kinfo.warps_per_cta() * 32;
+        let now = self.now;
+        let sm = &mut self.sms[s];
+        let c = sm.launch(code, kinfo.block, regs, kinfo.smem, now);
+        if sm.rec.is_some() {
+            for &w in &sm.ctas[c].warps {
+                seen.push(WarpId {
+                    sm: s as u32,
+                    warp: w as u32,
+                });
+            }
+        }
+        sm.draining = false;
+    }
+
+    /// Kernel end: the L1s write back their volatile lines and are
+    /// invalidated (the artifact's `-gpgpu_flush_l1_cache`); the L2 too.
+    fn kernel_end(&mut self) {
+        let now = self.now;
+        for sm in &mut self.sms {
+            let mut cx = Ctx {
+                cfg: &self.cfg,
+                mem: &mut self.mem,
+                flags: &mut self.flags,
+                now,
+            };
+            sm.kernel_end(&mut cx);
+        }
+        self.mem.kernel_end(now);
+    }
+
+    fn total_instrs(&self) -> u64 {
+        self.sms.iter().map(|s| s.stats.instrs).sum()
+    }
+
+    fn progress_count(&self) -> u64 {
+        self.sms
+            .iter()
+            .map(|s| s.stats.instrs - s.stats.polls + s.stats.pm_flushes)
+            .sum()
+    }
+
+    fn deadlock_report(&self, why: &str) -> String {
+        let mut lines = vec![format!("deadlock at cycle {} ({why}):", self.now)];
+        for sm in &self.sms {
+            for (w, warp) in sm.warps.iter().enumerate() {
+                if matches!(warp.state, WState::Empty | WState::Done) {
+                    continue;
+                }
+                let op = warp
+                    .code
+                    .get(warp.pc)
+                    .map(|i| format!("{i:?}"))
+                    .unwrap_or_default();
+                lines.push(format!(
+                    "  warp {}.{w} at instruction {} ({op}): {:?}",
+                    sm.id, warp.pc, warp.state
+                ));
+                if lines.len() > 40 {
+                    lines.push("  ...".into());
+                    return lines.join("\n");
+                }
+            }
+        }
+        lines.join("\n")
+    }
+}
+
+fn event_cycle(e: &Event) -> u64 {
+    match e {
+        Event::Persist { cycle, .. }
+        | Event::Ordering { cycle, .. }
+        | Event::Match { cycle, .. }
+        | Event::Flush { cycle, .. }
+        | Event::Durable { cycle, .. }
+        | Event::StallBegin { cycle, .. }
+        | Event::StallEnd { cycle, .. }
+        | Event::Load { cycle, .. } => *cycle,
+    }
+}

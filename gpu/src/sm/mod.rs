@@ -1,0 +1,991 @@
+//! One SM of the GPU model (`docs/model.md`, "SM"): CTA slots, warps issued
+//! by `schedulers` schedulers per cycle, one load/store unit, the L1, and the
+//! persistency model's actions. Under SBRP the SM is the L1 side of the
+//! persist buffer unit's v2 interfaces (`docs/microarch.md` §2, interface
+//! requirements 1-5); that part is in `unit_port`.
+//!
+//! An SM is visited only in cycles where something can happen
+//! ([`Sm::next_wake`]); its memory requests' completion times come from the
+//! memory system at send time, and their acknowledgements are events.
+
+mod coalesce;
+pub mod l1;
+mod steps;
+mod unit_port;
+mod warp;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use sbrp_iface::PbUnit;
+use sbrp_trace::program::{CtaCode, Instr, Space};
+use sbrp_trace::{Cell, Event, OpRef, Scope, WarpId};
+
+use crate::config::{GpuConfig, Model};
+use crate::flags::Flags;
+use crate::mem::{Access, MemReq, MemSystem};
+use crate::stats::SmStats;
+
+use coalesce::coalesce;
+use l1::{Lookup, L1};
+use steps::Step;
+pub use warp::{Cause, Phase, WState, Warp, CAUSES};
+
+/// Everything outside the SM it acts on.
+pub struct Ctx<'a> {
+    pub cfg: &'a GpuConfig,
+    pub mem: &'a mut MemSystem,
+    pub flags: &'a mut Flags,
+    pub now: u64,
+}
+
+/// A CTA resident on the SM.
+#[derive(Clone, Debug, Default)]
+pub struct CtaSlot {
+    pub active: bool,
+    /// Warps not done, and of those, arrived at the barrier.
+    pub live: u32,
+    pub at_barrier: u32,
+    pub warps: Vec<usize>,
+    pub threads: u32,
+    pub regs: u32,
+    pub smem: u32,
+}
+
+/// Event kinds in the SM's queue.
+const EV_MSHR: u8 = 0;
+const EV_ACK_PM: u8 = 1;
+const EV_ACK_VOL: u8 = 2;
+/// An SBRP flush's acknowledgement; data = its ACTR epoch.
+const EV_ACK_FLUSH: u8 = 3;
+
+pub struct Sm {
+    pub id: u32,
+    pub l1: L1,
+    pub warps: Vec<Warp>,
+    pub ctas: Vec<CtaSlot>,
+    /// The persist buffer unit (SBRP models only).
+    pub unit: Option<Box<dyn PbUnit>>,
+    events: BinaryHeap<Reverse<(u64, u8, u32)>>,
+    rr: usize,
+    /// Threads, registers and shared memory in use.
+    pub threads: u32,
+    pub regs: u32,
+    pub smem: u32,
+    pub live_warps: u32,
+    mshr: u32,
+    ldst_free: u64,
+    /// PM writes (flushes, write-backs) and volatile writes not yet acknowledged.
+    pub pm_out: u32,
+    pub vol_out: u32,
+    /// Kernel end: drain (SBRP `drain_all`; epoch: flush the PM lines).
+    pub draining: bool,
+    pub unit_state: unit_port::UnitState,
+    next_flush: u64,
+    pub rec: Option<Vec<Event>>,
+    pub stats: SmStats,
+    /// Scratch for coalescing.
+    scratch: Vec<coalesce::LineAcc>,
+    scratch_cells: Vec<(u64, u64)>,
+}
+
+impl Sm {
+    pub fn new(id: u32, cfg: &GpuConfig, unit: Option<Box<dyn PbUnit>>, record: bool) -> Sm {
+        Sm {
+            id,
+            l1: L1::new(cfg.l1_lines(), cfg.l1.assoc),
+            warps: (0..cfg.core.warps_per_sm).map(|_| Warp::empty()).collect(),
+            ctas: vec![CtaSlot::default(); cfg.core.ctas_per_sm as usize],
+            unit,
+            events: BinaryHeap::new(),
+            rr: 0,
+            threads: 0,
+            regs: 0,
+            smem: 0,
+            live_warps: 0,
+            mshr: 0,
+            ldst_free: 0,
+            pm_out: 0,
+            vol_out: 0,
+            draining: false,
+            unit_state: unit_port::UnitState::default(),
+            next_flush: (id as u64) << 40,
+            rec: record.then(Vec::new),
+            stats: SmStats::default(),
+            scratch: Vec::new(),
+            scratch_cells: Vec::new(),
+        }
+    }
+
+    fn emit(&mut self, e: impl FnOnce() -> Event) {
+        if let Some(r) = &mut self.rec {
+            r.push(e());
+        }
+    }
+
+    fn wid(&self, w: usize) -> WarpId {
+        WarpId {
+            sm: self.id,
+            warp: w as u32,
+        }
+    }
+
+    fn opref(&self, w: usize) -> OpRef {
+        OpRef {
+            warp: self.wid(w),
+            seq: self.warps[w].pc as u32,
+        }
+    }
+
+    /// Room for a CTA of `threads` threads, `warps` warps, `regs` registers, `smem` bytes.
+    pub fn fits(&self, cfg: &GpuConfig, warps: u32, threads: u32, regs: u32, smem: u32) -> bool {
+        let free_warps = self
+            .warps
+            .iter()
+            .filter(|w| w.state == WState::Empty)
+            .count() as u32;
+        self.ctas.iter().any(|c| !c.active)
+            && free_warps >= warps
+            && self.threads + threads <= cfg.core.warps_per_sm * 32
+            && self.regs + regs <= cfg.core.regs_per_sm
+            && self.smem + smem <= cfg.core.smem_per_sm
+    }
+
+    /// Places a CTA; returns its slot.
+    pub fn launch(&mut self, code: CtaCode, threads: u32, regs: u32, smem: u32, now: u64) -> usize {
+        let c = self
+            .ctas
+            .iter()
+            .position(|c| !c.active)
+            .expect("fits() checked");
+        let mut slots = vec![];
+        for prog in code.warps.into_iter() {
+            let w = self
+                .warps
+                .iter()
+                .position(|w| w.state == WState::Empty)
+                .expect("fits() checked");
+            let warp = &mut self.warps[w];
+            let stalled = warp.stalled;
+            let instrs = warp.instrs;
+            *warp = Warp::empty();
+            warp.stalled = stalled;
+            warp.instrs = instrs;
+            warp.cta = c;
+            warp.code = prog;
+            warp.state = if warp.code.is_empty() {
+                WState::Done
+            } else {
+                WState::Ready
+            };
+            warp.since = now;
+            slots.push(w);
+        }
+        let live = slots
+            .iter()
+            .filter(|&&w| self.warps[w].state != WState::Done)
+            .count() as u32;
+        // Warps with no code leave at once.
+        for &w in &slots {
+            if self.warps[w].state == WState::Done {
+                self.warps[w].state = WState::Empty;
+            }
+        }
+        self.threads += threads;
+        self.regs += regs;
+        self.smem += smem;
+        self.live_warps += live;
+        self.ctas[c] = CtaSlot {
+            active: true,
+            live,
+            at_barrier: 0,
+            warps: slots,
+            threads,
+            regs,
+            smem,
+        };
+        c
+    }
+
+    /// The earliest cycle after `now` at which this SM has something to do.
+    pub fn next_wake(&self, now: u64) -> u64 {
+        if self.unit_state.busy || self.draining_busy() {
+            return now + 1;
+        }
+        let mut t = u64::MAX;
+        if let Some(Reverse((e, _, _))) = self.events.peek() {
+            t = t.min(*e);
+        }
+        for w in &self.warps {
+            match w.state {
+                WState::Ready | WState::UnitReq | WState::Steps => return now + 1,
+                WState::Until(u) => t = t.min(u),
+                _ => {}
+            }
+        }
+        t.max(now + 1)
+    }
+
+    fn draining_busy(&self) -> bool {
+        self.draining
+            && self.live_warps == 0
+            && match self.unit {
+                Some(_) => !self.drained(),
+                None => self.l1.has_dirty(true),
+            }
+    }
+
+    /// Kernel end: volatile dirty lines are written back and every clean
+    /// line is dropped (dirty PM lines stay only when nothing drained them:
+    /// the artifact's SBRP keeps them buffered into the next kernel).
+    pub fn kernel_end(&mut self, cx: &mut Ctx) {
+        self.flush_dirty(cx, false);
+        self.l1.invalidate_all();
+        self.draining = false;
+    }
+
+    /// Nothing buffered or outstanding: the kernel may end for this SM.
+    pub fn drained(&self) -> bool {
+        self.live_warps == 0
+            && self.pm_out == 0
+            && self.unit.as_ref().is_none_or(|_| self.unit_state.idle())
+            && (self.unit.is_some() || !self.l1.has_dirty(true))
+    }
+
+    /// Finished CTAs: their slots and resources are freed; returns how many.
+    pub fn reap(&mut self) -> u32 {
+        let mut n = 0;
+        for c in 0..self.ctas.len() {
+            if self.ctas[c].active && self.ctas[c].live == 0 {
+                let cta = std::mem::take(&mut self.ctas[c]);
+                for w in cta.warps {
+                    self.warps[w].state = WState::Empty;
+                    self.warps[w].code = Vec::new();
+                }
+                self.threads -= cta.threads;
+                self.regs -= cta.regs;
+                self.smem -= cta.smem;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// One cycle.
+    pub fn cycle(&mut self, cx: &mut Ctx) {
+        let now = cx.now;
+        self.events_due(now);
+        self.issue(cx);
+        if self.unit.is_some() {
+            self.unit_cycle(cx);
+        } else if self.draining && self.live_warps == 0 {
+            if cx.cfg.artifact.no_kernel_end_drain {
+                // The artifact: dirty PM lines are dropped at no cost.
+                for s in self.l1.dirty_slots(true) {
+                    self.l1.clean(s);
+                }
+            } else {
+                self.flush_dirty(cx, true);
+            }
+        }
+        self.release_barriers(now);
+    }
+
+    fn events_due(&mut self, now: u64) {
+        while let Some(&Reverse((t, kind, data))) = self.events.peek() {
+            if t > now {
+                break;
+            }
+            self.events.pop();
+            match kind {
+                EV_MSHR => self.mshr -= 1,
+                EV_ACK_PM => self.pm_out -= 1,
+                EV_ACK_VOL => self.vol_out -= 1,
+                EV_ACK_FLUSH => {
+                    self.pm_out -= 1;
+                    self.unit_state.ack(data as u8);
+                }
+                _ => unreachable!(),
+            }
+        }
+    }
+
+    fn release_barriers(&mut self, now: u64) {
+        for c in 0..self.ctas.len() {
+            let cta = &mut self.ctas[c];
+            if !cta.active || cta.live == 0 || cta.at_barrier != cta.live {
+                continue;
+            }
+            cta.at_barrier = 0;
+            let ws = cta.warps.clone();
+            for w in ws {
+                if self.warps[w].state == WState::Barrier {
+                    self.warps[w].ready(now);
+                    self.finish_instr(w);
+                }
+            }
+        }
+    }
+
+    /// The warp's instruction is complete: next one.
+    fn finish_instr(&mut self, w: usize) {
+        let warp = &mut self.warps[w];
+        warp.instrs += 1;
+        self.stats.instrs += 1;
+        if warp.advance() {
+            self.live_warps -= 1;
+            let c = warp.cta;
+            self.ctas[c].live -= 1;
+        }
+    }
+
+    /// Up to `schedulers` warps issue, round robin.
+    fn issue(&mut self, cx: &mut Ctx) {
+        let now = cx.now;
+        let n = self.warps.len();
+        let mut issued = 0;
+        let sched = cx.cfg.core.schedulers;
+        for k in 0..n {
+            let w = (self.rr + k) % n;
+            match self.warps[w].state {
+                WState::Until(t) if t <= now => {
+                    let warp = &mut self.warps[w];
+                    if !warp.steps.is_empty() {
+                        // A fence delay inside steps is over: the steps go on.
+                        warp.state = WState::Steps;
+                        self.run_steps(cx, w);
+                        continue;
+                    }
+                    warp.ready(now);
+                }
+                WState::Steps => {
+                    self.run_steps(cx, w);
+                    continue;
+                }
+                _ => {}
+            }
+            if self.warps[w].state != WState::Ready {
+                continue;
+            }
+            if issued >= sched {
+                continue;
+            }
+            if self.exec(cx, w) {
+                issued += 1;
+                self.rr = (w + 1) % n;
+            }
+        }
+    }
+
+    /// Executes (or starts) warp `w`'s instruction; false if it could not issue.
+    fn exec(&mut self, cx: &mut Ctx, w: usize) -> bool {
+        let now = cx.now;
+        let cfg = cx.cfg;
+        let model = cfg.model;
+        let sbrp = self.unit.is_some();
+        let instr = self.warps[w].op().clone();
+        match instr {
+            Instr::Compute { cycles } => {
+                self.finish_instr(w);
+                self.set_until_after_finish(w, now + cycles as u64, now);
+                true
+            }
+            Instr::Ld { space, .. } | Instr::St { space, .. } | Instr::Atom { space, .. }
+                if space == Space::Shared =>
+            {
+                self.finish_instr(w);
+                self.set_until_after_finish(w, now + cfg.core.shared_latency as u64, now);
+                true
+            }
+            Instr::Ld {
+                space,
+                mask,
+                size,
+                ref addrs,
+                ..
+            } => self.load(cx, w, space == Space::Pm, mask, size, addrs),
+            Instr::Atom {
+                space,
+                mask,
+                size,
+                ref addrs,
+            } => self.atomic(cx, w, space == Space::Pm, mask, size, addrs),
+            Instr::St {
+                space: Space::Global,
+                mask,
+                size,
+                ref addrs,
+                ..
+            } => self.store_vol(cx, w, mask, size, addrs),
+            Instr::St {
+                mask,
+                size,
+                ref addrs,
+                ref values,
+                ..
+            } => {
+                // A PM store.
+                if now < self.ldst_free {
+                    return false;
+                }
+                let rec = self.rec.is_some();
+                let warp = &mut self.warps[w];
+                coalesce(
+                    mask,
+                    size,
+                    addrs,
+                    rec.then_some(values),
+                    cfg.l1.line as u64,
+                    cfg.l1.sector as u64,
+                    &mut warp.acc,
+                    &mut warp.cells,
+                );
+                warp.acc_i = 0;
+                self.ldst_free = now + warp.acc.len() as u64;
+                if sbrp {
+                    self.warps[w].phase = Phase::Lines;
+                    self.warps[w].wait(WState::UnitReq, Cause::PersistBuffer, now);
+                    true
+                } else {
+                    self.store_pm_direct(cx, w)
+                }
+            }
+            Instr::Bar if sbrp && self.warps[w].phase == Phase::Start => {
+                // Each arriving warp adds an order entry (the artifact's barrier).
+                self.unit_request(w, now);
+                true
+            }
+            Instr::Bar if !sbrp && self.warps[w].phase == Phase::Start => {
+                self.start_steps(w, steps::epoch_steps(model, &Instr::Bar).unwrap(), now);
+                true
+            }
+            Instr::Bar => {
+                let c = self.warps[w].cta;
+                self.ctas[c].at_barrier += 1;
+                self.warps[w].wait(WState::Barrier, Cause::Barrier, now);
+                true
+            }
+            Instr::OFence | Instr::DFence | Instr::PAcq { .. } | Instr::PRel { .. }
+                if self.warps[w].phase == Phase::Start =>
+            {
+                if sbrp {
+                    self.unit_request(w, now);
+                } else {
+                    self.start_steps(w, steps::epoch_steps(model, &instr).unwrap(), now);
+                }
+                true
+            }
+            Instr::Fence(_) if self.warps[w].phase == Phase::Start => {
+                if sbrp {
+                    // A durable order entry first, then the fence's own part.
+                    self.unit_request(w, now);
+                } else {
+                    self.start_steps(w, steps::epoch_steps(model, &instr).unwrap(), now);
+                }
+                true
+            }
+            Instr::Fence(_) if self.warps[w].phase == Phase::Ordered => {
+                self.warps[w].phase = Phase::FenceSteps;
+                self.start_steps(w, steps::SBRP_NPFENCE, now);
+                true
+            }
+            Instr::Fence(_) | Instr::OFence | Instr::DFence => {
+                if instr == Instr::DFence
+                    && sbrp
+                    && cfg.artifact.dfence_invalidates
+                    && self.warps[w].phase == Phase::Ordered
+                {
+                    self.warps[w].phase = Phase::FenceSteps;
+                    self.start_steps(w, steps::SBRP_DFENCE_INV, now);
+                    return true;
+                }
+                self.finish_instr(w);
+                true
+            }
+            Instr::PAcq {
+                scope,
+                space,
+                flag,
+                want,
+                mask,
+            } => {
+                // Ordered: the poll reads the flag.
+                let _ = space;
+                match cx.flags.read(flag, self.id, now) {
+                    (v, rel) if v & mask == want => {
+                        let acq = self.opref(w);
+                        let acq_scope = self.scope(cfg, scope);
+                        if let Some((rel, rel_scope)) = rel {
+                            self.emit(|| Event::Match {
+                                acq,
+                                acq_scope,
+                                rel,
+                                rel_scope,
+                                cycle: now,
+                            });
+                        }
+                        self.finish_instr(w);
+                    }
+                    _ => {
+                        // Poll again after the flag's read latency.
+                        let lat = match (space, scope) {
+                            (Space::Shared, _) => cfg.core.shared_latency,
+                            (_, Scope::Block) => cfg.l1.latency,
+                            _ => 2 * cfg.icnt.latency + cfg.l2.latency,
+                        };
+                        let warp = &mut self.warps[w];
+                        warp.phase = Phase::Start;
+                        warp.instrs += 1;
+                        self.stats.instrs += 1;
+                        self.stats.polls += 1;
+                        warp.wait(WState::Until(now + lat as u64), Cause::Spin, now);
+                    }
+                }
+                true
+            }
+            Instr::PRel {
+                scope,
+                space,
+                flag,
+                value,
+            } => {
+                // Ordered: the flag store, then the flag is published.
+                if space == Space::Pm && !self.warps[w].flag_store {
+                    let rec = self.rec.is_some();
+                    let warp = &mut self.warps[w];
+                    let addrs = sbrp_trace::program::Addrs::Strided {
+                        base: flag,
+                        stride: 0,
+                    };
+                    let vals = sbrp_trace::program::Values::Same(value);
+                    coalesce(
+                        1,
+                        8,
+                        &addrs,
+                        rec.then_some(&vals),
+                        cfg.l1.line as u64,
+                        cfg.l1.sector as u64,
+                        &mut warp.acc,
+                        &mut warp.cells,
+                    );
+                    warp.acc_i = 0;
+                    warp.flag_store = true;
+                    if sbrp {
+                        warp.phase = Phase::Lines;
+                        warp.wait(WState::UnitReq, Cause::PersistBuffer, now);
+                        return true;
+                    }
+                    self.store_pm_direct(cx, w);
+                    return true;
+                }
+                let scope = self.scope(cfg, scope);
+                let remote = match scope {
+                    Scope::Block => cfg.remote_visibility as u64,
+                    Scope::Device => 0,
+                };
+                let op = self.opref(w);
+                cx.flags
+                    .publish(flag, value, self.id, op, scope, now, remote);
+                self.finish_instr(w);
+                true
+            }
+        }
+    }
+
+    /// The scope an op acts with (SBRP-device promotes block scope).
+    fn scope(&self, cfg: &GpuConfig, s: Scope) -> Scope {
+        if cfg.model == Model::SbrpDevice {
+            Scope::Device
+        } else {
+            s
+        }
+    }
+
+    /// After `finish_instr`, the warp stays busy until `t` (a latency).
+    fn set_until_after_finish(&mut self, w: usize, t: u64, now: u64) {
+        let warp = &mut self.warps[w];
+        if warp.state != WState::Done && t > now {
+            let cause = match warp.code.get(warp.pc.wrapping_sub(1)) {
+                Some(Instr::Compute { .. }) => Cause::Compute,
+                _ => Cause::Memory,
+            };
+            warp.wait(WState::Until(t), cause, now);
+        }
+    }
+
+    /// Makes room for `line` in the L1: the slot to use, or None if it cannot
+    /// be done now (every way pinned; or, under SBRP, a dirty PM victim whose
+    /// eviction request was started for the warp).
+    fn room(&mut self, cx: &mut Ctx, w: usize, line: u64, pm: bool) -> Option<usize> {
+        if let Lookup::Hit(s) = self.l1.lookup(line) {
+            return Some(s);
+        }
+        if let Some(s) = self.l1.slot_of(line) {
+            if !self.l1.lines[s].pinned {
+                self.l1.revive(s);
+                return Some(s);
+            }
+            return None;
+        }
+        let v = self.l1.victim(line)?;
+        if self.l1.victim_dirty(v) {
+            let vpm = self.l1.lines[v].pm;
+            if vpm && self.unit.is_some() {
+                self.evict_request(w, v, cx.now);
+                return None;
+            }
+            self.write_back(cx, v, false);
+        }
+        self.l1.install(v, line, pm);
+        Some(v)
+    }
+
+    /// Writes a dirty line back (epoch flush, eviction, volatile write-back).
+    fn write_back(&mut self, cx: &mut Ctx, slot: usize, _evict: bool) {
+        let now = cx.now;
+        let (tag, pm) = (self.l1.lines[slot].tag, self.l1.lines[slot].pm);
+        let (sectors, words) = self.l1.clean(slot);
+        let d = cx.mem.send(
+            now,
+            &MemReq {
+                sm: self.id,
+                line: tag,
+                sectors,
+                access: Access::Write,
+                pm,
+            },
+        );
+        if pm {
+            self.pm_out += 1;
+            self.events.push(Reverse((d.at, EV_ACK_PM, 0)));
+            self.stats.pm_flushes += 1;
+            let id = self.next_flush;
+            self.next_flush += 1;
+            if self.rec.is_some() {
+                let line = tag * cx.cfg.l1.line as u64;
+                let cells = words
+                    .iter()
+                    .map(|&(addr, value)| Cell { addr, value })
+                    .collect();
+                let sm = self.id;
+                self.emit(|| Event::Flush {
+                    id,
+                    sm,
+                    line,
+                    cells,
+                    evict: _evict,
+                    cycle: now,
+                    read_cycle: now,
+                });
+                self.emit(|| Event::Durable {
+                    id,
+                    cycle: d.durable,
+                });
+            }
+        } else {
+            self.vol_out += 1;
+            self.events.push(Reverse((d.at, EV_ACK_VOL, 0)));
+        }
+    }
+
+    /// Writes back every dirty line of one space.
+    fn flush_dirty(&mut self, cx: &mut Ctx, pm: bool) {
+        for s in self.l1.dirty_slots(pm) {
+            self.write_back(cx, s, false);
+        }
+    }
+
+    fn load(
+        &mut self,
+        cx: &mut Ctx,
+        w: usize,
+        pm: bool,
+        mask: u32,
+        size: u8,
+        addrs: &sbrp_trace::program::Addrs,
+    ) -> bool {
+        let now = cx.now;
+        let cfg = cx.cfg;
+        if now < self.ldst_free {
+            return false;
+        }
+        let mut acc = std::mem::take(&mut self.scratch);
+        let mut cells = std::mem::take(&mut self.scratch_cells);
+        coalesce(
+            mask,
+            size,
+            addrs,
+            None,
+            cfg.l1.line as u64,
+            cfg.l1.sector as u64,
+            &mut acc,
+            &mut cells,
+        );
+        // Misses need MSHRs; the instruction waits until there are enough.
+        let misses = acc
+            .iter()
+            .filter(|a| match self.l1.lookup(a.line) {
+                Lookup::Hit(s) => self.l1.lines[s].sectors & a.sectors != a.sectors,
+                Lookup::Miss => true,
+            })
+            .count() as u32;
+        if self.mshr + misses > cfg.l1.mshrs {
+            self.scratch = acc;
+            self.scratch_cells = cells;
+            return false;
+        }
+        let mut done = now + cfg.l1.latency as u64;
+        let mut ok = true;
+        for a in &acc {
+            let Some(s) = self.room(cx, w, a.line, pm) else {
+                ok = false;
+                break;
+            };
+            let l = &self.l1.lines[s];
+            let missing = a.sectors & !l.sectors;
+            if missing != 0 {
+                let d = cx.mem.send(
+                    now,
+                    &MemReq {
+                        sm: self.id,
+                        line: a.line,
+                        sectors: missing,
+                        access: Access::Read,
+                        pm,
+                    },
+                );
+                self.l1.fill(s, missing, d.at);
+                self.mshr += 1;
+                self.events.push(Reverse((d.at, EV_MSHR, 0)));
+                if pm {
+                    self.stats.l1_pm_read_misses += 1;
+                } else {
+                    self.stats.l1_vol_read_misses += 1;
+                }
+            } else if pm {
+                self.stats.l1_pm_read_hits += 1;
+            }
+            done = done.max(self.l1.lines[s].fill_at);
+            self.l1.touch(s);
+            if self.rec.is_some() && pm {
+                let op = self.opref(w);
+                let addr = a.line * cfg.l1.line as u64;
+                let hit = missing == 0;
+                self.emit(|| Event::Load {
+                    op,
+                    addr,
+                    hit,
+                    cycle: now,
+                });
+            }
+        }
+        self.scratch = acc;
+        self.scratch_cells = cells;
+        if !ok {
+            // An eviction through the unit was started (or every way is
+            // pinned): the load issues again afterwards.
+            return true;
+        }
+        self.ldst_free = now + self.scratch.len() as u64;
+        self.finish_instr(w);
+        self.set_until_after_finish(w, done, now);
+        true
+    }
+
+    fn atomic(
+        &mut self,
+        cx: &mut Ctx,
+        w: usize,
+        pm: bool,
+        mask: u32,
+        size: u8,
+        addrs: &sbrp_trace::program::Addrs,
+    ) -> bool {
+        let now = cx.now;
+        let cfg = cx.cfg;
+        if now < self.ldst_free {
+            return false;
+        }
+        let mut acc = std::mem::take(&mut self.scratch);
+        let mut cells = std::mem::take(&mut self.scratch_cells);
+        coalesce(
+            mask,
+            size,
+            addrs,
+            None,
+            cfg.l1.line as u64,
+            cfg.l1.sector as u64,
+            &mut acc,
+            &mut cells,
+        );
+        let mut done = now;
+        for a in &acc {
+            let d = cx.mem.send(
+                now,
+                &MemReq {
+                    sm: self.id,
+                    line: a.line,
+                    sectors: a.sectors,
+                    access: Access::Atomic,
+                    pm,
+                },
+            );
+            done = done.max(d.at);
+        }
+        self.ldst_free = now + acc.len() as u64;
+        self.scratch = acc;
+        self.scratch_cells = cells;
+        self.finish_instr(w);
+        self.set_until_after_finish(w, done, now);
+        true
+    }
+
+    fn store_vol(
+        &mut self,
+        cx: &mut Ctx,
+        w: usize,
+        mask: u32,
+        size: u8,
+        addrs: &sbrp_trace::program::Addrs,
+    ) -> bool {
+        let now = cx.now;
+        let cfg = cx.cfg;
+        if now < self.ldst_free {
+            return false;
+        }
+        let mut acc = std::mem::take(&mut self.scratch);
+        let mut cells = std::mem::take(&mut self.scratch_cells);
+        coalesce(
+            mask,
+            size,
+            addrs,
+            None,
+            cfg.l1.line as u64,
+            cfg.l1.sector as u64,
+            &mut acc,
+            &mut cells,
+        );
+        let mut ok = true;
+        for a in &acc {
+            let Some(s) = self.room(cx, w, a.line, false) else {
+                ok = false;
+                break;
+            };
+            self.l1.write(s, a.sectors, &[]);
+        }
+        let n = acc.len() as u64;
+        self.scratch = acc;
+        self.scratch_cells = cells;
+        if !ok {
+            return true;
+        }
+        self.ldst_free = now + n;
+        self.finish_instr(w);
+        self.set_until_after_finish(w, now + 1, now);
+        true
+    }
+
+    /// A PM store without a persist buffer (epoch, GPM): the L1 lines become
+    /// dirty; they are written back at the next ordering point.
+    fn store_pm_direct(&mut self, cx: &mut Ctx, w: usize) -> bool {
+        let now = cx.now;
+        let n = self.warps[w].acc.len();
+        let i0 = self.warps[w].acc_i;
+        for i in i0..n {
+            let a = self.warps[w].acc[i];
+            let Some(s) = self.room(cx, w, a.line, true) else {
+                // Every way pinned cannot happen without a unit; retry.
+                self.warps[w].acc_i = i;
+                return true;
+            };
+            self.l1.lines[s].pm = true;
+            let cells: Vec<(u64, u64)> =
+                self.warps[w].cells[a.first as usize..(a.first + a.count) as usize].to_vec();
+            self.l1.write(s, a.sectors, &cells);
+            self.persisted(w, &cells, now);
+        }
+        self.after_pm_store(cx, w);
+        true
+    }
+
+    /// Persist events of a store's words.
+    fn persisted(&mut self, w: usize, cells: &[(u64, u64)], now: u64) {
+        self.stats.persists += 1;
+        if self.rec.is_some() {
+            let op = self.opref(w);
+            for &(addr, value) in cells {
+                self.emit(|| Event::Persist {
+                    op,
+                    cell: Cell { addr, value },
+                    cycle: now,
+                });
+            }
+        }
+    }
+
+    /// A PM store's lines are all written: a release's flag store publishes.
+    fn after_pm_store(&mut self, cx: &mut Ctx, w: usize) {
+        let now = cx.now;
+        if self.warps[w].flag_store {
+            // Back to the release: it publishes next.
+            self.warps[w].phase = Phase::Ordered;
+            self.warps[w].acc.clear();
+            self.warps[w].ready(now);
+            return;
+        }
+        self.warps[w].ready(now);
+        self.finish_instr(w);
+        self.set_until_after_finish(w, now + 1, now);
+    }
+
+    fn start_steps(&mut self, w: usize, steps: &'static [Step], now: u64) {
+        let warp = &mut self.warps[w];
+        warp.steps = steps;
+        warp.step_i = 0;
+        warp.wait(WState::Steps, Cause::Flush, now);
+    }
+
+    /// Runs the warp's steps as far as they go this cycle.
+    fn run_steps(&mut self, cx: &mut Ctx, w: usize) {
+        let now = cx.now;
+        loop {
+            let warp = &self.warps[w];
+            let Some(&step) = warp.steps.get(warp.step_i) else {
+                break;
+            };
+            match step {
+                Step::FlushPm => self.flush_dirty(cx, true),
+                Step::FlushVol => self.flush_dirty(cx, false),
+                Step::WaitPm if self.pm_out > 0 => return,
+                Step::WaitAll if self.pm_out + self.vol_out > 0 => return,
+                Step::WaitPm | Step::WaitAll => {}
+                Step::FenceDelay => {
+                    let t = now + cx.cfg.core.fence_latency as u64;
+                    let warp = &mut self.warps[w];
+                    warp.step_i += 1;
+                    // `issue` resumes the steps when the delay is over.
+                    warp.state = WState::Until(t);
+                    self.stats.fence_delays += 1;
+                    return;
+                }
+                Step::InvPm => self.l1.invalidate_pm(),
+                Step::InvAll => self.l1.invalidate_all(),
+            }
+            self.warps[w].step_i += 1;
+        }
+        self.steps_done(w, now);
+    }
+
+    /// Steps finished: the instruction goes on.
+    fn steps_done(&mut self, w: usize, now: u64) {
+        let warp = &mut self.warps[w];
+        warp.steps = &[];
+        warp.step_i = 0;
+        warp.ready(now);
+        match warp.phase {
+            Phase::Start => warp.phase = Phase::Ordered,
+            Phase::FenceSteps => self.finish_instr(w),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,480 @@
+//! The SM's side of the persist buffer unit under SBRP (`docs/microarch.md`
+//! §2 and interface requirements 1-5; `docs/model.md`, "SBRP"): one request
+//! per cycle from the warps waiting for the unit, the L1 hook with each store,
+//! the flush FIFO drained into the memory system while the write-back path
+//! has room, acknowledgements as counts per ACTR epoch, the invalidation
+//! handshake, and warps resuming when their `stall` bit falls.
+//!
+//! The unit is stepped only while something is under way ([`UnitState::busy`]).
+
+use std::cmp::Reverse;
+use std::collections::VecDeque;
+
+use sbrp_iface::{Op, PbIn, PbOut, RspKind};
+use sbrp_trace::program::Instr;
+use sbrp_trace::{Cell, Event, OrderingOp, Scope};
+
+use super::l1::{LineMap, Lookup};
+use super::warp::{Cause, Phase, WState};
+use super::{Ctx, Sm, EV_ACK_FLUSH};
+use crate::config::Model;
+use crate::mem::{Access, MemReq};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Inv {
+    #[default]
+    Idle,
+    Due(u64),
+    WaitFall,
+}
+
+/// A request taken by the unit, awaiting its response (in order).
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    warp: usize,
+    op: Op,
+    slot: usize,
+}
+
+/// A request chosen for this cycle.
+#[derive(Clone, Copy, Debug)]
+struct Request {
+    warp: usize,
+    op: Op,
+    slot: usize,
+    /// A store miss installs its line when the request is taken.
+    install: Option<u64>,
+}
+
+#[derive(Default)]
+pub struct UnitState {
+    /// The unit must be stepped next cycle.
+    pub busy: bool,
+    pending: VecDeque<Pending>,
+    /// Acknowledgements to present: (epoch, count), oldest first.
+    acks: VecDeque<(u8, u32)>,
+    inv: Inv,
+    inv_pulse: bool,
+    pub stall: u64,
+    last_idle: bool,
+    /// Words of evicted lines awaiting their eviction flush, by L1 slot.
+    wb: LineMap<(u64, u8, Vec<(u64, u64)>)>,
+    /// Flushes taken and not acknowledged.
+    flush_out: u32,
+    req_rr: usize,
+    /// Breaches of the interface seen (a run with any fails).
+    pub failures: Vec<String>,
+}
+
+impl UnitState {
+    pub fn ack(&mut self, epoch: u8) {
+        self.flush_out -= 1;
+        match self.acks.back_mut() {
+            Some((e, c)) if *e == epoch => *c += 1,
+            _ => self.acks.push_back((epoch, 1)),
+        }
+        self.busy = true;
+    }
+
+    /// Nothing under way and the unit reports idle.
+    pub fn idle(&self) -> bool {
+        self.last_idle
+            && self.pending.is_empty()
+            && self.acks.is_empty()
+            && self.inv == Inv::Idle
+            && !self.inv_pulse
+            && self.flush_out == 0
+    }
+}
+
+/// The unit's opcode for ordering instruction `i`.
+fn ordering_op(model: Model, i: &Instr) -> Op {
+    let dev = |s: Scope| s == Scope::Device || model == Model::SbrpDevice;
+    match i {
+        Instr::OFence | Instr::Bar => Op::OFence,
+        Instr::DFence | Instr::Fence(_) => Op::DFence,
+        Instr::PAcq { scope, .. } if dev(*scope) => Op::AcqDevice,
+        Instr::PAcq { .. } => Op::AcqBlock,
+        Instr::PRel { scope, .. } if dev(*scope) => Op::RelDevice,
+        Instr::PRel { .. } => Op::RelBlock,
+        _ => unreachable!("not an ordering instruction"),
+    }
+}
+
+impl Sm {
+    /// Warp `w` sends its current ordering op to the unit.
+    pub(super) fn unit_request(&mut self, w: usize, now: u64) {
+        self.warps[w].wait(WState::UnitReq, Cause::PersistBuffer, now);
+        self.unit_state.busy = true;
+    }
+
+    /// Warp `w` must evict dirty PM slot `v` through the unit first.
+    pub(super) fn evict_request(&mut self, w: usize, v: usize, now: u64) {
+        self.warps[w].evict = Some(v);
+        self.warps[w].wait(WState::UnitReq, Cause::PersistBuffer, now);
+        self.unit_state.busy = true;
+    }
+
+    /// The request warp `w` would send now, if it can (its line not pinned).
+    fn request_of(&mut self, cx: &mut Ctx, w: usize) -> Option<Request> {
+        let warp = &self.warps[w];
+        if let Some(v) = warp.evict {
+            if self.l1.lines[v].pinned {
+                return None;
+            }
+            return Some(Request {
+                warp: w,
+                op: Op::Evict,
+                slot: v,
+                install: None,
+            });
+        }
+        if warp.phase != Phase::Lines {
+            return Some(Request {
+                warp: w,
+                op: ordering_op(cx.cfg.model, warp.op()),
+                slot: 0,
+                install: None,
+            });
+        }
+        let line = warp.acc[warp.acc_i].line;
+        let req = |slot, install| Request {
+            warp: w,
+            op: Op::Store,
+            slot,
+            install,
+        };
+        if let Lookup::Hit(s) = self.l1.lookup(line) {
+            return (!self.l1.lines[s].pinned).then(|| req(s, None));
+        }
+        if let Some(s) = self.l1.slot_of(line) {
+            if self.l1.lines[s].pinned {
+                return None;
+            }
+            self.l1.revive(s);
+            return Some(req(s, None));
+        }
+        let v = self.l1.victim(line)?;
+        if self.l1.victim_dirty(v) {
+            if self.l1.lines[v].pm {
+                return Some(Request {
+                    warp: w,
+                    op: Op::Evict,
+                    slot: v,
+                    install: None,
+                });
+            }
+            self.write_back(cx, v, false);
+        }
+        Some(req(v, Some(line)))
+    }
+
+    /// One cycle of the unit and its interfaces.
+    pub(super) fn unit_cycle(&mut self, cx: &mut Ctx) {
+        let now = cx.now;
+        let mut inp = PbIn::idle();
+        if let Some((e, c)) = self.unit_state.acks.front_mut() {
+            let n = (*c).min(sbrp_iface::consts::ACKS_MAX);
+            inp.ack_count = n as u8;
+            inp.ack_epoch = *e;
+            *c -= n;
+            if *c == 0 {
+                self.unit_state.acks.pop_front();
+            }
+        }
+        inp.flush_ready = self.unit_state.flush_out < cx.cfg.l1.miss_queue;
+        inp.inv_done = std::mem::take(&mut self.unit_state.inv_pulse);
+        inp.drain_all = self.draining && self.live_warps == 0;
+
+        // One request: the next warp waiting for the unit, round robin.
+        let n = self.warps.len();
+        let mut req = None;
+        for k in 0..n {
+            let w = (self.unit_state.req_rr + k) % n;
+            if self.warps[w].state != WState::UnitReq {
+                continue;
+            }
+            if self.unit_state.stall >> w & 1 == 1 {
+                continue;
+            }
+            if let Some(r) = self.request_of(cx, w) {
+                self.unit_state.req_rr = (w + 1) % n;
+                req = Some(r);
+                break;
+            }
+        }
+        if let Some(r) = req {
+            inp.req_valid = true;
+            inp.req_op = r.op as u8;
+            inp.req_warp = r.warp as u8;
+            inp.req_line = r.slot as u32;
+            if r.install.is_none() && matches!(r.op, Op::Store | Op::Evict) {
+                if let Some(k) = self.l1.lines[r.slot].hook {
+                    inp.req_pbv = true;
+                    inp.req_pbidx = k;
+                }
+            }
+        }
+        let unit = self.unit.as_mut().expect("SBRP SM has a unit");
+        let out = unit.step(&inp);
+        self.stats.unit_steps += 1;
+        self.stats.actr_peak = self.stats.actr_peak.max(out.obs_actr);
+        if out.error != 0 && self.unit_state.failures.is_empty() {
+            self.unit_state.failures.push(format!(
+                "SM {}: unit error {:#04b} at cycle {now}",
+                self.id, out.error
+            ));
+        }
+        if out.flush_valid && inp.flush_ready {
+            self.take_flush(cx, &out);
+        }
+        if let Some(r) = req {
+            if out.req_ready {
+                self.taken(r, now);
+            }
+        }
+        if out.rsp_valid {
+            self.respond(cx, &out);
+        }
+        // Interface requirement 5: drop the clean PM lines, pulse inv_done once.
+        let st = &mut self.unit_state;
+        if st.inv == Inv::Idle && out.inv_req {
+            st.inv = Inv::Due(now + 1);
+        }
+        match st.inv {
+            Inv::Due(t) if t <= now => {
+                self.l1.invalidate_pm();
+                let st = &mut self.unit_state;
+                st.inv_pulse = true;
+                st.inv = Inv::WaitFall;
+            }
+            Inv::WaitFall if !out.inv_req => st.inv = Inv::Idle,
+            _ => {}
+        }
+        self.unit_state.stall = out.stall;
+        self.unit_state.last_idle = out.idle;
+        self.resume_waiting(out.stall, now);
+        let waiting = self
+            .warps
+            .iter()
+            .any(|w| matches!(w.state, WState::UnitReq | WState::WaitStall { .. }));
+        let st = &self.unit_state;
+        self.unit_state.busy = !st.pending.is_empty()
+            || !st.acks.is_empty()
+            || !out.idle
+            || st.inv != Inv::Idle
+            || st.inv_pulse
+            || waiting
+            || inp.drain_all && !out.idle;
+    }
+
+    fn taken(&mut self, r: Request, now: u64) {
+        if matches!(r.op, Op::Store | Op::Evict) {
+            if let Some(line) = r.install {
+                self.l1.install(r.slot, line, true);
+            }
+            self.l1.lines[r.slot].pinned = true;
+        }
+        self.unit_state.pending.push_back(Pending {
+            warp: r.warp,
+            op: r.op,
+            slot: r.slot,
+        });
+        let warp = &mut self.warps[r.warp];
+        warp.state = WState::InFlight;
+        let _ = now;
+    }
+
+    /// A flush taken from the unit's FIFO goes to the memory system.
+    fn take_flush(&mut self, cx: &mut Ctx, out: &PbOut) {
+        let now = cx.now;
+        let slot = out.flush_line as usize;
+        let (tag, sectors, words) = if out.flush_evict {
+            match self.unit_state.wb.remove(&(slot as u64)) {
+                Some(x) => x,
+                None => {
+                    let t = self.l1.lines[slot].tag;
+                    let (s, w) = self.l1.clean(slot);
+                    (t, s, w)
+                }
+            }
+        } else {
+            let t = self.l1.lines[slot].tag;
+            let (s, w) = self.l1.clean(slot);
+            (t, s, w)
+        };
+        if sectors == 0 {
+            self.unit_state.failures.push(format!(
+                "SM {}: cycle {now}: a flush of L1 line {slot} has no dirty data",
+                self.id
+            ));
+        }
+        let d = cx.mem.send(
+            now,
+            &MemReq {
+                sm: self.id,
+                line: tag,
+                sectors: sectors.max(1),
+                access: Access::Write,
+                pm: true,
+            },
+        );
+        self.pm_out += 1;
+        self.unit_state.flush_out += 1;
+        self.events
+            .push(Reverse((d.at, EV_ACK_FLUSH, out.flush_epoch as u32)));
+        self.stats.pm_flushes += 1;
+        self.stats.evict_flushes += out.flush_evict as u64;
+        if self.rec.is_some() {
+            let id = self.next_flush;
+            self.next_flush += 1;
+            let line = tag * cx.cfg.l1.line as u64;
+            let cells = words
+                .iter()
+                .map(|&(addr, value)| Cell { addr, value })
+                .collect();
+            let (sm, evict) = (self.id, out.flush_evict);
+            self.emit(|| Event::Flush {
+                id,
+                sm,
+                line,
+                cells,
+                evict,
+                cycle: now,
+                read_cycle: now,
+            });
+            self.emit(|| Event::Durable {
+                id,
+                cycle: d.durable,
+            });
+        }
+    }
+
+    fn respond(&mut self, cx: &mut Ctx, out: &PbOut) {
+        let now = cx.now;
+        let Some(p) = self.unit_state.pending.pop_front() else {
+            self.unit_state.failures.push(format!(
+                "SM {}: cycle {now}: a response with no request in flight",
+                self.id
+            ));
+            return;
+        };
+        if out.rsp_warp as usize != p.warp {
+            self.unit_state.failures.push(format!(
+                "SM {}: cycle {now}: response for warp {}, expected warp {}",
+                self.id, out.rsp_warp, p.warp
+            ));
+            return;
+        }
+        let w = p.warp;
+        if matches!(p.op, Op::Store | Op::Evict) {
+            self.l1.lines[p.slot].pinned = false;
+        }
+        match RspKind::from_bits(out.rsp_kind) {
+            RspKind::Replay => {
+                self.stats.replays += 1;
+                self.warps[w].state = WState::UnitReq;
+            }
+            RspKind::Wait => {
+                self.stats.waits += 1;
+                self.warps[w].state = WState::WaitStall {
+                    since: now,
+                    retry: true,
+                };
+                let warp = self.wid(w);
+                self.emit(|| Event::StallBegin { warp, cycle: now });
+            }
+            kind @ (RspKind::Performed | RspKind::Coalesced) => match p.op {
+                Op::Evict => {
+                    let tag = self.l1.lines[p.slot].tag;
+                    let (s, words) = self.l1.clean(p.slot);
+                    self.unit_state.wb.insert(p.slot as u64, (tag, s, words));
+                    self.l1.drop_line(p.slot);
+                    self.warps[w].evict = None;
+                    // The access that needed the room issues again.
+                    let warp = &mut self.warps[w];
+                    if warp.phase == Phase::Lines {
+                        warp.state = WState::UnitReq;
+                    } else {
+                        warp.ready(now);
+                    }
+                }
+                Op::Store => {
+                    self.stats.coalesced += (kind == RspKind::Coalesced) as u64;
+                    let a = self.warps[w].acc[self.warps[w].acc_i];
+                    let cells: Vec<(u64, u64)> = self.warps[w].cells
+                        [a.first as usize..(a.first + a.count) as usize]
+                        .to_vec();
+                    self.l1.write(p.slot, a.sectors, &cells);
+                    self.l1.lines[p.slot].hook = Some(out.rsp_idx);
+                    self.persisted(w, &cells, now);
+                    let warp = &mut self.warps[w];
+                    warp.acc_i += 1;
+                    if warp.acc_i < warp.acc.len() {
+                        warp.state = WState::UnitReq;
+                    } else {
+                        self.after_pm_store(cx, w);
+                    }
+                }
+                op => self.ordering_accepted(cx, w, op, now),
+            },
+        }
+    }
+
+    fn ordering_accepted(&mut self, cx: &mut Ctx, w: usize, op: Op, now: u64) {
+        let instr = self.warps[w].op().clone();
+        let kind = match &instr {
+            Instr::OFence | Instr::Bar => Some(OrderingOp::OFence),
+            Instr::DFence | Instr::Fence(_) => Some(OrderingOp::DFence),
+            Instr::PAcq { scope, .. } => Some(OrderingOp::PAcq(self.scope(cx.cfg, *scope))),
+            Instr::PRel { scope, .. } => Some(OrderingOp::PRel(self.scope(cx.cfg, *scope))),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            let flag = match &instr {
+                Instr::PAcq { flag, .. } | Instr::PRel { flag, .. } => Some(cx.flags.id(*flag)),
+                _ => None,
+            };
+            let opref = self.opref(w);
+            self.emit(|| Event::Ordering {
+                op: opref,
+                kind,
+                flag,
+                cycle: now,
+            });
+        }
+        if op.stalls_in_odm() {
+            self.warps[w].state = WState::WaitStall {
+                since: now,
+                retry: false,
+            };
+            let warp = self.wid(w);
+            self.emit(|| Event::StallBegin { warp, cycle: now });
+        } else {
+            let warp = &mut self.warps[w];
+            warp.phase = Phase::Ordered;
+            warp.ready(now);
+        }
+    }
+
+    /// Warps waiting on `stall` resume once they see their bit low.
+    fn resume_waiting(&mut self, stall: u64, now: u64) {
+        for w in 0..self.warps.len() {
+            let WState::WaitStall { since, retry } = self.warps[w].state else {
+                continue;
+            };
+            if now <= since || stall >> w & 1 == 1 {
+                continue;
+            }
+            let warp = self.wid(w);
+            self.emit(|| Event::StallEnd { warp, cycle: now });
+            let wp = &mut self.warps[w];
+            if retry {
+                wp.state = WState::UnitReq;
+            } else {
+                wp.phase = Phase::Ordered;
+                wp.ready(now);
+            }
+        }
+    }
+}

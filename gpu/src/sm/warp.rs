@@ -1,0 +1,156 @@
+//! A warp slot of an SM (`docs/model.md`, "Warps"): its code, program
+//! counter, what it waits for, and the stall-cycle accounting by cause.
+
+use sbrp_trace::program::Instr;
+
+use super::coalesce::LineAcc;
+use super::steps::Step;
+
+/// What a warp is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WState {
+    /// Free slot.
+    Empty,
+    /// Can issue its next instruction (or the next part of the current one).
+    Ready,
+    /// Busy until that cycle (a latency, a compute delay, a poll interval).
+    Until(u64),
+    /// Waits for a request slot to the persist buffer unit.
+    UnitReq,
+    /// Its request was taken; the response comes three cycles later.
+    InFlight,
+    /// Waits until it sees its `stall` bit low (ODM/EDM); `retry`: the
+    /// request is sent again then, else the op completes.
+    WaitStall {
+        since: u64,
+        retry: bool,
+    },
+    /// Runs the persistency model's steps at an ordering point (epoch/GPM).
+    Steps,
+    /// Arrived at a `__syncthreads`.
+    Barrier,
+    Done,
+}
+
+/// Why a warp waits (stall cycles are counted per cause).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    None = 0,
+    /// Loads, atomics, the L1's MSHRs, the load/store unit.
+    Memory = 1,
+    /// The persist buffer unit: responses, replays, ODM/EDM.
+    PersistBuffer = 2,
+    /// Epoch/GPM flushes, fence latency.
+    Flush = 3,
+    Barrier = 4,
+    /// Spinning on an acquire's flag.
+    Spin = 5,
+    Compute = 6,
+}
+
+pub const CAUSES: [&str; 7] = [
+    "none",
+    "memory",
+    "persist_buffer",
+    "flush",
+    "barrier",
+    "spin",
+    "compute",
+];
+
+/// Sub-step of a multi-part instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Nothing started.
+    Start,
+    /// The ordering part is done; the rest (flag check, flag store, barrier) follows.
+    Ordered,
+    /// A PM store's lines go to the unit one by one (SBRP).
+    Lines,
+    /// After the steps of an SBRP fence.
+    FenceSteps,
+}
+
+pub struct Warp {
+    pub state: WState,
+    /// CTA slot of the SM.
+    pub cta: usize,
+    pub code: Vec<Instr>,
+    pub pc: usize,
+    pub phase: Phase,
+    /// Lines of the current PM store and the next one to send.
+    pub acc: Vec<LineAcc>,
+    pub cells: Vec<(u64, u64)>,
+    pub acc_i: usize,
+    /// The current request was a flag store of a release: publish when done.
+    pub flag_store: bool,
+    /// A dirty PM line (L1 slot) to evict through the unit before going on.
+    pub evict: Option<usize>,
+    pub steps: &'static [Step],
+    pub step_i: usize,
+    pub cause: Cause,
+    pub since: u64,
+    /// Stall cycles by cause (index = `Cause as usize`).
+    pub stalled: [u64; 7],
+    pub instrs: u64,
+}
+
+impl Warp {
+    pub fn empty() -> Warp {
+        Warp {
+            state: WState::Empty,
+            cta: 0,
+            code: Vec::new(),
+            pc: 0,
+            phase: Phase::Start,
+            acc: Vec::new(),
+            cells: Vec::new(),
+            acc_i: 0,
+            flag_store: false,
+            evict: None,
+            steps: &[],
+            step_i: 0,
+            cause: Cause::None,
+            since: 0,
+            stalled: [0; 7],
+            instrs: 0,
+        }
+    }
+
+    pub fn op(&self) -> &Instr {
+        &self.code[self.pc]
+    }
+
+    /// Enters a waiting state for `cause`.
+    pub fn wait(&mut self, state: WState, cause: Cause, now: u64) {
+        if self.cause == Cause::None {
+            self.cause = cause;
+            self.since = now;
+        }
+        self.state = state;
+    }
+
+    /// Ready again: the wait's cycles go to its cause.
+    pub fn ready(&mut self, now: u64) {
+        if self.cause != Cause::None {
+            self.stalled[self.cause as usize] += now.saturating_sub(self.since);
+            self.cause = Cause::None;
+        }
+        self.state = WState::Ready;
+    }
+
+    /// Next instruction; true when the warp has finished.
+    pub fn advance(&mut self) -> bool {
+        self.pc += 1;
+        self.phase = Phase::Start;
+        self.acc.clear();
+        self.acc_i = 0;
+        self.flag_store = false;
+        if self.pc >= self.code.len() {
+            self.state = WState::Done;
+            true
+        } else {
+            false
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! Counts of a run (`docs/model.md`, "Output"): per SM while running, then
+//! summed per kernel and for the whole program.
+
+use serde::Serialize;
+
+/// One SM's counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SmStats {
+    /// Warp instructions executed (acquire polls count one each).
+    pub instrs: u64,
+    pub polls: u64,
+    pub l1_pm_read_misses: u64,
+    pub l1_pm_read_hits: u64,
+    pub l1_vol_read_misses: u64,
+    /// PM store instructions' lines written into the L1 (SBRP: stores the unit took).
+    pub persists: u64,
+    /// Stores the unit merged into an existing entry.
+    pub coalesced: u64,
+    /// PM line write-backs (SBRP flushes, epoch flushes, evictions).
+    pub pm_flushes: u64,
+    pub evict_flushes: u64,
+    pub replays: u64,
+    pub waits: u64,
+    pub fence_delays: u64,
+    pub unit_steps: u64,
+    pub actr_peak: u32,
+}
+
+impl SmStats {
+    pub fn add(&mut self, o: &SmStats) {
+        self.instrs += o.instrs;
+        self.polls += o.polls;
+        self.l1_pm_read_misses += o.l1_pm_read_misses;
+        self.l1_pm_read_hits += o.l1_pm_read_hits;
+        self.l1_vol_read_misses += o.l1_vol_read_misses;
+        self.persists += o.persists;
+        self.coalesced += o.coalesced;
+        self.pm_flushes += o.pm_flushes;
+        self.evict_flushes += o.evict_flushes;
+        self.replays += o.replays;
+        self.waits += o.waits;
+        self.fence_delays += o.fence_delays;
+        self.unit_steps += o.unit_steps;
+        self.actr_peak = self.actr_peak.max(o.actr_peak);
+    }
+}
