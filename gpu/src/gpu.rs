@@ -93,7 +93,15 @@ impl Gpu {
     pub fn new(cfg: &GpuConfig, unit: &mut dyn FnMut(u32) -> Box<dyn PbUnit>) -> Gpu {
         let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
         let sms = (0..cfg.core.sms)
-            .map(|s| Sm::new(s, cfg, sbrp.then(|| unit(s)), false))
+            .map(|s| {
+                // The RTL's flops have no reset value: one cycle of `rst` first.
+                let u = sbrp.then(|| {
+                    let mut u = unit(s);
+                    u.step(&sbrp_iface::PbIn::reset());
+                    u
+                });
+                Sm::new(s, cfg, u, false)
+            })
             .collect();
         Gpu {
             cfg: cfg.clone(),

@@ -91,7 +91,7 @@ impl Rtl {
         let proto = VerilatedPb::build(&opts.params, src, &build)?;
         Ok(Rtl { proto })
     }
-    fn instance(&self) -> VerilatedPb {
+    pub fn instance(&self) -> VerilatedPb {
         self.proto.new_instance()
     }
 }

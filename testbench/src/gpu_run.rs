@@ -1,0 +1,217 @@
+//! `sbrp run` as one library call (`docs/model.md`, "Running"): a whole
+//! program (a program file, compressed or not, or a litmus trace) on the GPU
+//! model of a preset or configuration file with overrides, the persist
+//! buffers of chosen SMs shadowed by the Verilated RTL in lockstep, and the
+//! program's expectations checked on the execution record.
+
+use std::cell::RefCell;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use sbrp_gpu::config::Model;
+use sbrp_gpu::{Gpu, GpuConfig, RunReport};
+use sbrp_iface::{PbParams, PbUnit};
+use sbrp_sim_fast::PbModel;
+use sbrp_trace::program::{FileProgram, Program};
+use sbrp_trace::{evaluate, Expect, Failure};
+
+use crate::error::{io, BenchError, Result};
+use crate::lockstep::{write_mismatch_vcds, Lockstep, Mismatch, MismatchSlot};
+use crate::suites::{Rtl, RunOpts as SuiteOpts};
+
+/// Which SMs the RTL shadows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shadow {
+    None,
+    /// SMs 0..K.
+    First(u32),
+    All,
+}
+
+/// Where the configuration comes from.
+#[derive(Clone, Debug)]
+pub enum ConfigSource {
+    Preset(String),
+    File(PathBuf),
+}
+
+/// What `sbrp run` does.
+#[derive(Clone, Debug)]
+pub struct GpuRunOpts {
+    pub program: PathBuf,
+    pub config: ConfigSource,
+    /// `--set key=value` overrides, in order.
+    pub set: Vec<(String, String)>,
+    pub shadow: Shadow,
+    /// Keep the execution record (for expectations, `--record`).
+    pub record: bool,
+    pub max_cycles: Option<u64>,
+    /// Where a divergence's waveforms go.
+    pub mismatch_dir: PathBuf,
+}
+
+/// What a run found.
+pub struct GpuRunOutcome {
+    pub config: GpuConfig,
+    pub report: RunReport,
+    /// Expectations that do not hold (litmus traces).
+    pub failures: Vec<Failure>,
+    /// Expectations not checked under this configuration, with why.
+    pub skipped: Vec<(usize, String)>,
+    pub mismatch: Option<(Mismatch, PathBuf)>,
+    pub shadowed: u32,
+}
+
+impl GpuRunOutcome {
+    pub fn ok(&self) -> bool {
+        self.report.finished
+            && self.report.failures.is_empty()
+            && self.failures.is_empty()
+            && self.mismatch.is_none()
+    }
+}
+
+/// Reads a program: `.trace` (a litmus trace), `.prog`, or either gzipped.
+pub fn load_program(path: &Path) -> Result<FileProgram> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(io(format!("cannot read program {name}")))?;
+    let gz = name.ends_with(".gz");
+    let text = if gz {
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut s)
+            .map_err(io(format!("cannot decompress {name}")))?;
+        s
+    } else {
+        String::from_utf8(bytes)
+            .map_err(|_| BenchError::Invalid(format!("{name}: not UTF-8 text")))?
+    };
+    let stem = name.trim_end_matches(".gz");
+    if stem.ends_with(".trace") {
+        let t = sbrp_trace::parse(&text, &name)?;
+        Ok(sbrp_trace::program::litmus_program(&t))
+    } else {
+        Ok(sbrp_trace::program::parse_program(&text, &name)?)
+    }
+}
+
+/// The configuration: preset or file, then the overrides, then the
+/// program's own `config` lines that the GPU model knows, validated.
+pub fn resolve_config(src: &ConfigSource, set: &[(String, String)]) -> Result<GpuConfig> {
+    let mut cfg = match src {
+        ConfigSource::Preset(p) => sbrp_gpu::presets::preset(p).ok_or_else(|| {
+            let names: Vec<&str> = sbrp_gpu::presets::presets().iter().map(|p| p.0).collect();
+            BenchError::Invalid(format!(
+                "--preset {p}: no such preset (one of: {})",
+                names.join(", ")
+            ))
+        })?,
+        ConfigSource::File(f) => GpuConfig::load(f).map_err(|e| BenchError::Invalid(e.to_string()))?,
+    };
+    for (k, v) in set {
+        cfg.set(k, v)
+            .map_err(|e| BenchError::Invalid(format!("--set {k}={v}: {e}")))?;
+    }
+    cfg.validate()
+        .map_err(|e| BenchError::Invalid(e.to_string()))?;
+    Ok(cfg)
+}
+
+/// Expectations whose truth depends on the litmus front end's fixed
+/// persistence latency or on SBRP's buffer, not on the persistency model's
+/// guarantees: checked only under SBRP, or not at all (the reason says).
+pub fn skip_reason(e: &Expect, model: Model) -> Option<&'static str> {
+    let sbrp = matches!(model, Model::Sbrp | Model::SbrpDevice);
+    match e {
+        Expect::Forbid(..) | Expect::Order(..) | Expect::AllDurable | Expect::Pmo => None,
+        Expect::Resume(..) | Expect::Early(..) | Expect::MaxActr(_) => {
+            Some("cycle bounds assume the litmus front end's fixed persistence latency")
+        }
+        _ if !sbrp => Some("describes SBRP's buffer (stalls, coalescing, misses), not the model's guarantee"),
+        Expect::Flushes(..) => Some("flush counts depend on the memory system's timing"),
+        _ => None,
+    }
+}
+
+/// Runs a program on the GPU model.
+pub fn run_program(o: &GpuRunOpts) -> Result<GpuRunOutcome> {
+    let prog = load_program(&o.program)?;
+    let mut cfg = resolve_config(&o.config, &o.set)?;
+    for (k, v, line) in prog.config() {
+        // Litmus `config` lines: the GPU model has its own memory system;
+        // only the flag visibility carries over.
+        if k == "remote_visibility" {
+            cfg.remote_visibility = v.parse().map_err(|_| {
+                BenchError::Invalid(format!("{}:{line}: config {k}={v}: not a number", prog.name()))
+            })?;
+        }
+    }
+    let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
+    let p: PbParams = sbrp_gpu::gpu::unit_params(&cfg)?;
+    let shadowed = match (o.shadow, sbrp) {
+        (Shadow::None, _) | (_, false) => 0,
+        (Shadow::First(k), true) => k.min(cfg.core.sms),
+        (Shadow::All, true) => cfg.core.sms,
+    };
+    let slot: MismatchSlot = Rc::new(RefCell::new(None));
+    let rtl = if shadowed > 0 {
+        Some(Rtl::build(&SuiteOpts::new(p))?)
+    } else {
+        None
+    };
+    let mut unit = |s: u32| -> Box<dyn PbUnit> {
+        let model = Box::new(PbModel::new(&p).expect("validated"));
+        match &rtl {
+            Some(r) if s < shadowed => {
+                Box::new(Lockstep::new(Box::new(r.instance()), model, s, slot.clone()))
+            }
+            _ => model,
+        }
+    };
+    let mut gpu = Gpu::new(&cfg, &mut unit);
+    let record = o.record || !prog.expects().is_empty();
+    let report = gpu.run(
+        &prog,
+        sbrp_gpu::RunOpts {
+            record,
+            max_cycles: o.max_cycles,
+            progress: None,
+        },
+    );
+    let mut failures = vec![];
+    let mut skipped = vec![];
+    if let Some(ex) = &report.execution {
+        let (check, skip): (Vec<_>, Vec<_>) = prog
+            .expects()
+            .iter()
+            .cloned()
+            .partition(|e| skip_reason(&e.what, cfg.model).is_none());
+        skipped = skip
+            .iter()
+            .map(|e| (e.line, skip_reason(&e.what, cfg.model).unwrap().to_string()))
+            .collect();
+        failures = evaluate(&check, ex);
+    }
+    let mismatch = slot.borrow_mut().take().map(|m| {
+        let dir = o.mismatch_dir.clone();
+        (m, dir)
+    });
+    if let Some((m, dir)) = &mismatch {
+        std::fs::create_dir_all(dir).map_err(io(format!("cannot create {}", dir.display())))?;
+        write_mismatch_vcds(
+            m,
+            &p,
+            &dir.join(format!("sm{}_rtl.vcd", m.sm)),
+            &dir.join(format!("sm{}_model.vcd", m.sm)),
+        )?;
+    }
+    Ok(GpuRunOutcome {
+        config: cfg,
+        report,
+        failures,
+        skipped,
+        mismatch,
+        shadowed,
+    })
+}
