@@ -598,14 +598,14 @@ impl GpuConfig {
             ));
         }
         let l1 = &self.l1;
-        if l1.size % l1.line != 0 {
+        if !l1.size.is_multiple_of(l1.line) {
             return Err(invalid(
                 "l1.size",
                 l1.size,
                 &format!("must be a multiple of l1.line ({})", l1.line),
             ));
         }
-        if l1.line % l1.sector != 0 {
+        if !l1.line.is_multiple_of(l1.sector) {
             return Err(invalid(
                 "l1.line",
                 l1.line,
@@ -624,7 +624,7 @@ impl GpuConfig {
                 ),
             ));
         }
-        if self.l1_lines() % l1.assoc != 0 {
+        if !self.l1_lines().is_multiple_of(l1.assoc) {
             return Err(invalid(
                 "l1.assoc",
                 l1.assoc,
@@ -632,7 +632,7 @@ impl GpuConfig {
             ));
         }
         // The L2 uses the L1's line size [A: 128 B in both].
-        if self.l2.slice_size % l1.line != 0 {
+        if !self.l2.slice_size.is_multiple_of(l1.line) {
             return Err(invalid(
                 "l2.slice_size",
                 self.l2.slice_size,
@@ -640,7 +640,7 @@ impl GpuConfig {
             ));
         }
         let l2_lines = self.l2.slice_size / l1.line;
-        if l2_lines % self.l2.assoc != 0 {
+        if !l2_lines.is_multiple_of(self.l2.assoc) {
             return Err(invalid(
                 "l2.assoc",
                 self.l2.assoc,
