@@ -598,18 +598,19 @@ impl GpuConfig {
             ));
         }
         let l1 = &self.l1;
-        if !l1.size.is_multiple_of(l1.line) {
-            return Err(invalid(
-                "l1.size",
-                l1.size,
-                &format!("must be a multiple of l1.line ({})", l1.line),
-            ));
-        }
+        // The line first: size and sectors are counted in lines.
         if !l1.line.is_multiple_of(l1.sector) {
             return Err(invalid(
                 "l1.line",
                 l1.line,
                 &format!("must be a multiple of l1.sector ({})", l1.sector),
+            ));
+        }
+        if !l1.size.is_multiple_of(l1.line) {
+            return Err(invalid(
+                "l1.size",
+                l1.size,
+                &format!("must be a multiple of l1.line ({})", l1.line),
             ));
         }
         // A line's sector mask is 8 bits wide.
