@@ -793,6 +793,17 @@ fn file_error(text: &str, file: &str, e: &toml::de::Error) -> ConfigError {
 /// values exist in it).
 fn key_at(text: &str, at: usize, span_text: &str, is_key: bool) -> Option<String> {
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    // The error is in a `[table]` header: the header is the key.
+    let before = text[line_start..at].trim_start();
+    if let Some(h) = before.strip_prefix('[') {
+        let k = if is_key {
+            norm_key(&format!("{h}{span_text}"))
+        } else {
+            let line = text[line_start..].lines().next().unwrap_or("");
+            norm_key(line.trim().trim_start_matches('[').split(']').next()?)
+        };
+        return (!k.is_empty()).then_some(k);
+    }
     let header = text[..line_start]
         .lines()
         .rev()

@@ -291,6 +291,13 @@ fn unknown_key_in_file_gives_file_line_and_key() {
     let (msg, key) = file_err("[ artifact ]\nack_at_L2 = true\n");
     assert!(msg.starts_with("cfg/x.toml:2: "), "{msg}");
     assert_eq!(key.as_deref(), Some("artifact.ack_at_L2"));
+
+    // An unknown table: the header is the key, not the table above it.
+    let (msg, key) = file_err("[core]\nsms = 1\n[pmm]\n");
+    assert!(msg.starts_with("cfg/x.toml:3: "), "{msg}");
+    assert_eq!(key.as_deref(), Some("pmm"));
+    let (_, key) = file_err("[pm]\nlatency = 1\n[pm.extra]\n");
+    assert_eq!(key.as_deref(), Some("pm.extra"));
 }
 
 #[test]
