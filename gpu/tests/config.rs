@@ -254,8 +254,10 @@ fn partial_toml_overrides_defaults() {
     let text =
         "model = \"epoch\"\n\n[pm]\nwrite_bandwidth = 21 # integer into GB/s\nplace = \"far\"\n";
     let c = GpuConfig::from_toml_str(text, "part.toml").unwrap();
-    let mut want = GpuConfig::default();
-    want.model = Model::Epoch;
+    let mut want = GpuConfig {
+        model: Model::Epoch,
+        ..GpuConfig::default()
+    };
     want.pm.write_bandwidth = 21.0;
     want.pm.place = PmPlace::Far;
     assert_eq!(c, want);
@@ -372,16 +374,18 @@ fn set_changes_nested_keys() {
     assert_eq!(c.core.sms, 16);
     assert_eq!(c.remote_visibility, 7);
     // Nothing else moved.
-    let mut want = GpuConfig::default();
+    let mut want = GpuConfig {
+        model: Model::Epoch,
+        remote_visibility: 7,
+        ..GpuConfig::default()
+    };
     want.pm.write_bandwidth = 21.0;
     want.pm.read_bandwidth = 42.5;
     want.pb.window = 8;
-    want.model = Model::Epoch;
     want.artifact.ack_at_l2 = true;
     want.pm.place = PmPlace::Far;
     want.pb.policy = "eager".into();
     want.core.sms = 16;
-    want.remote_visibility = 7;
     assert_eq!(c, want);
 }
 
