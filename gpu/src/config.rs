@@ -331,8 +331,8 @@ impl Default for GpuConfig {
 }
 
 impl GpuConfig {
-    /// L1 lines per SM.
-    /// 0 when `l1.line` is 0 (refused by `validate`), so that it never panics.
+    /// L1 lines per SM; 0 when `l1.line` is 0 (which `validate` refuses), so
+    /// that it never panics.
     pub fn l1_lines(&self) -> u32 {
         self.l1.size.checked_div(self.l1.line).unwrap_or(0)
     }
@@ -346,8 +346,8 @@ impl GpuConfig {
     }
 }
 
-/// Why a configuration was refused. Every variant names the key (and, for a
-/// file, file:line), so that the message alone says what to fix.
+/// Why a configuration was refused. The message alone says what to fix: the
+/// key (for a file, with file:line), the file, or the `--set` argument.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read.
