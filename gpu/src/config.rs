@@ -5,8 +5,18 @@
 //!
 //! Sources: [T1] the paper's Table 1; [§n] the paper's sections; [A] the
 //! artifact's GPGPU-Sim configuration (`../shared/notes/sbrp-benchmarks.md`
-//! §1.2); [D] derived, with the arithmetic in `docs/model.md`.
+//! §1.2); [D] derived, with the arithmetic in `docs/model.md`. Every key,
+//! its unit and source are tabled in `docs/model-params.md`.
+//!
+//! Loading ([`GpuConfig::from_toml_str`], [`GpuConfig::load`]) refuses
+//! unknown keys and ill-typed values with file:line; [`GpuConfig::set`]
+//! applies one `--set key=value`; [`GpuConfig::validate`] refuses
+//! impossible combinations, naming the key.
 
+use std::fmt;
+use std::path::Path;
+
+use sbrp_iface::{FlushPolicy, ParamError, PbParams};
 use serde::{Deserialize, Serialize};
 
 /// The persistency model.
@@ -263,8 +273,10 @@ impl Default for PbConfig {
     }
 }
 
-/// Where the artifact and the paper disagree, the paper is the default;
-/// each switch here reproduces the artifact (`docs/model.md`, "Artifact").
+/// Where the artifact and the paper disagree, the paper is the default and
+/// `true` reproduces the artifact (`docs/model.md`, "Artifact"), except
+/// `dfence_invalidates`: there the default `false` is the artifact (and the
+/// decision of sbrp-benchmarks.md §6.12) and `true` the paper's text.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ArtifactConfig {
@@ -319,16 +331,548 @@ impl Default for GpuConfig {
 }
 
 impl GpuConfig {
-    /// L1 lines per SM.
+    /// L1 lines per SM; 0 when `l1.line` is 0 (which `validate` refuses), so
+    /// that it never panics.
     pub fn l1_lines(&self) -> u32 {
-        self.l1.size / self.l1.line
+        self.l1.size.checked_div(self.l1.line).unwrap_or(0)
     }
-    /// Sectors per line.
+    /// Sectors per line (0 when `l1.sector` is 0).
     pub fn sectors(&self) -> u32 {
-        self.l1.line / self.l1.sector
+        self.l1.line.checked_div(self.l1.sector).unwrap_or(0)
     }
     /// Bytes a resource of `gbs` GB/s moves per core cycle.
     pub fn bytes_per_cycle(&self, gbs: f64) -> f64 {
         gbs * 1e9 / (self.core.clock_mhz as f64 * 1e6)
     }
+}
+
+/// Why a configuration was refused. The message alone says what to fix: the
+/// key (for a file, with file:line), the file, or the `--set` argument.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    /// TOML syntax, an unknown key or an ill-typed value in a file.
+    #[error("{file}:{line}: {message}")]
+    File {
+        file: String,
+        /// 1-based; 0 when the parser gave no position.
+        line: usize,
+        /// The dotted key, when the position shows it.
+        key: Option<String>,
+        message: String,
+    },
+    /// `set` named a key the schema lacks.
+    #[error("unknown key `{key}`{}", Suggest(suggestion))]
+    UnknownKey {
+        key: String,
+        suggestion: Option<String>,
+    },
+    /// `set` gave a value that does not fit the key.
+    #[error("`{key}` = {value:?}: {message}")]
+    BadValue {
+        key: String,
+        value: String,
+        message: String,
+    },
+    /// `validate`: a value (or combination) the model cannot run.
+    #[error("invalid `{key}` = {value}: {reason}")]
+    Invalid {
+        key: String,
+        value: String,
+        reason: String,
+    },
+    /// A `--set` argument without `=`.
+    #[error("`{0}`: expected key=value (e.g. pm.write_bandwidth=21)")]
+    SetSyntax(String),
+    /// No preset has this name.
+    #[error("unknown preset `{name}`{}; presets: {list}", Suggest(suggestion))]
+    UnknownPreset {
+        name: String,
+        suggestion: Option<String>,
+        list: String,
+    },
+}
+
+impl ConfigError {
+    /// The dotted key the error is about, if it is about one.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConfigError::File { key, .. } => key.as_deref(),
+            ConfigError::UnknownKey { key, .. }
+            | ConfigError::BadValue { key, .. }
+            | ConfigError::Invalid { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+}
+
+/// Formats an optional "did you mean" tail.
+struct Suggest<'a>(&'a Option<String>);
+
+impl fmt::Display for Suggest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(s) => write!(f, " (did you mean `{s}`?)"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl GpuConfig {
+    /// Parses a TOML text; absent keys keep their defaults. `file_name` only
+    /// labels errors. Does not call [`validate`](Self::validate): `--set`
+    /// may still change the result.
+    pub fn from_toml_str(text: &str, file_name: &str) -> Result<GpuConfig, ConfigError> {
+        toml::from_str(text).map_err(|e| file_error(text, file_name, &e))
+    }
+
+    /// Reads and parses a TOML file (see [`from_toml_str`](Self::from_toml_str)).
+    pub fn load(path: impl AsRef<Path>) -> Result<GpuConfig, ConfigError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: name.clone(),
+            source,
+        })?;
+        Self::from_toml_str(&text, &name)
+    }
+
+    /// The whole configuration as TOML (loads back to an equal config).
+    pub fn to_toml_string(&self) -> String {
+        // The schema has only tables, numbers, booleans and strings, which
+        // TOML always represents; the fallback is never expected.
+        toml::to_string(self).unwrap_or_else(|e| format!("# cannot serialize: {e}\n"))
+    }
+
+    /// Every leaf key, dotted (`pm.write_bandwidth`), in sorted order.
+    pub fn keys() -> Vec<String> {
+        let mut out = Vec::new();
+        if let Ok(toml::Value::Table(t)) = toml::Value::try_from(GpuConfig::default()) {
+            collect_keys(&t, "", &mut out);
+        }
+        out
+    }
+
+    /// Applies one `key=value` argument (see [`set`](Self::set)).
+    pub fn set_arg(&mut self, arg: &str) -> Result<(), ConfigError> {
+        match arg.split_once('=') {
+            Some((k, v)) => self.set(k.trim(), v.trim()),
+            None => Err(ConfigError::SetSyntax(arg.to_string())),
+        }
+    }
+
+    /// Sets one dotted key (`pb.window`, `model`, `artifact.ack_at_l2`) from
+    /// text, parsed as the type the key already has: integers and numbers
+    /// in TOML syntax, `true`/`false`, and names (`epoch`, `far`) without
+    /// quotes. Leaves `self` unchanged on error. Does not validate.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let bad = |message: String| ConfigError::BadValue {
+            key: key.to_string(),
+            value: value.to_string(),
+            message,
+        };
+        let mut root = toml::Value::try_from(&*self)
+            .map_err(|e| bad(format!("cannot serialize the configuration: {e}")))?;
+        let unknown = || ConfigError::UnknownKey {
+            key: key.to_string(),
+            suggestion: nearest(key, &GpuConfig::keys()),
+        };
+        let mut slot = &mut root;
+        for seg in key.split('.') {
+            slot = match slot {
+                toml::Value::Table(t) => t.get_mut(seg).ok_or_else(unknown)?,
+                _ => return Err(unknown()),
+            };
+        }
+        let new = match slot {
+            toml::Value::Integer(_) => {
+                let v = value.replace('_', "");
+                v.parse::<i64>()
+                    .map(toml::Value::Integer)
+                    .map_err(|_| bad("expected an integer".into()))?
+            }
+            toml::Value::Float(_) => {
+                let v = value.replace('_', "");
+                v.parse::<f64>()
+                    .map(toml::Value::Float)
+                    .map_err(|_| bad("expected a number".into()))?
+            }
+            toml::Value::Boolean(_) => match value {
+                "true" => toml::Value::Boolean(true),
+                "false" => toml::Value::Boolean(false),
+                _ => return Err(bad("expected true or false".into())),
+            },
+            toml::Value::String(_) => toml::Value::String(unquote(value).to_string()),
+            toml::Value::Table(t) => {
+                let mut sub = Vec::new();
+                collect_keys(t, &format!("{key}."), &mut sub);
+                return Err(bad(format!(
+                    "`{key}` is a table; set one of its keys: {}",
+                    sub.join(", ")
+                )));
+            }
+            other => return Err(bad(format!("cannot set a {}", other.type_str()))),
+        };
+        *slot = new;
+        // Only `key` changed, so any error is about it (an enum name or an
+        // integer out of range).
+        let cfg: GpuConfig = root
+            .try_into()
+            .map_err(|e: toml::de::Error| bad(e.message().trim().replace('\n', "; ")))?;
+        *self = cfg;
+        Ok(())
+    }
+
+    /// The persist buffer unit's parameters. A `pb.policy` that is not a
+    /// policy name reads as `window` here; [`validate`](Self::validate)
+    /// refuses it.
+    pub fn pb_params(&self) -> PbParams {
+        PbParams {
+            entries: self.pb.entries,
+            warps: self.core.warps_per_sm,
+            lines: self.l1_lines(),
+            actr_bits: self.pb.actr_bits,
+            window: self.pb.window,
+            policy: FlushPolicy::parse(&self.pb.policy).unwrap_or(FlushPolicy::Window),
+        }
+    }
+
+    /// Refuses values the model cannot run, naming the first bad key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        fn invalid(key: &str, value: impl fmt::Display, reason: &str) -> ConfigError {
+            ConfigError::Invalid {
+                key: key.to_string(),
+                value: value.to_string(),
+                reason: reason.to_string(),
+            }
+        }
+        let nonzero = [
+            ("core.sms", self.core.sms),
+            ("core.clock_mhz", self.core.clock_mhz),
+            ("core.warps_per_sm", self.core.warps_per_sm),
+            ("core.ctas_per_sm", self.core.ctas_per_sm),
+            ("core.regs_per_sm", self.core.regs_per_sm),
+            ("core.schedulers", self.core.schedulers),
+            ("l1.size", self.l1.size),
+            ("l1.line", self.l1.line),
+            ("l1.sector", self.l1.sector),
+            ("l1.assoc", self.l1.assoc),
+            ("l1.mshrs", self.l1.mshrs),
+            ("l1.miss_queue", self.l1.miss_queue),
+            ("icnt.port_bytes", self.icnt.port_bytes),
+            ("l2.slices", self.l2.slices),
+            ("l2.slice_size", self.l2.slice_size),
+            ("l2.assoc", self.l2.assoc),
+            ("dram.channels", self.dram.channels),
+            ("dram.queue", self.dram.queue),
+            ("pm.channels", self.pm.channels),
+            ("pm.queue", self.pm.queue),
+            ("pb.window", self.pb.window),
+        ];
+        for (key, v) in nonzero {
+            if v == 0 {
+                return Err(invalid(key, v, "must be at least 1"));
+            }
+        }
+        for (key, v) in [
+            ("dram.bandwidth", self.dram.bandwidth),
+            ("pm.read_bandwidth", self.pm.read_bandwidth),
+            ("pm.write_bandwidth", self.pm.write_bandwidth),
+            ("pcie.bandwidth", self.pcie.bandwidth),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(invalid(key, v, "must be a finite number of GB/s above 0"));
+            }
+        }
+        // The PB's warp bitmask and the artifact's `WARPS_PER_SM` are 64 wide.
+        if self.core.warps_per_sm > 64 {
+            return Err(invalid(
+                "core.warps_per_sm",
+                self.core.warps_per_sm,
+                "at most 64 (the warp bitmask's width)",
+            ));
+        }
+        let l1 = &self.l1;
+        // The line first: size and sectors are counted in lines.
+        if !l1.line.is_multiple_of(l1.sector) {
+            return Err(invalid(
+                "l1.line",
+                l1.line,
+                &format!("must be a multiple of l1.sector ({})", l1.sector),
+            ));
+        }
+        if !l1.size.is_multiple_of(l1.line) {
+            return Err(invalid(
+                "l1.size",
+                l1.size,
+                &format!("must be a multiple of l1.line ({})", l1.line),
+            ));
+        }
+        // A line's sector mask is 8 bits wide.
+        if self.sectors() > 8 {
+            return Err(invalid(
+                "l1.sector",
+                l1.sector,
+                &format!(
+                    "gives {} sectors per {}-B line; at most 8",
+                    self.sectors(),
+                    l1.line
+                ),
+            ));
+        }
+        if !self.l1_lines().is_multiple_of(l1.assoc) {
+            return Err(invalid(
+                "l1.assoc",
+                l1.assoc,
+                &format!("must divide the L1's {} lines", self.l1_lines()),
+            ));
+        }
+        // The L2 uses the L1's line size [A: 128 B in both].
+        if !self.l2.slice_size.is_multiple_of(l1.line) {
+            return Err(invalid(
+                "l2.slice_size",
+                self.l2.slice_size,
+                &format!("must be a multiple of the line ({} B)", l1.line),
+            ));
+        }
+        let l2_lines = self.l2.slice_size / l1.line;
+        if !l2_lines.is_multiple_of(self.l2.assoc) {
+            return Err(invalid(
+                "l2.assoc",
+                self.l2.assoc,
+                &format!("must divide a slice's {l2_lines} lines"),
+            ));
+        }
+        if self.model == Model::Gpm && self.pm.place == PmPlace::Near {
+            return Err(invalid(
+                "model",
+                "\"gpm\"",
+                "GPM is PM-far only (set pm.place = \"far\"; sbrp-benchmarks.md §6.15)",
+            ));
+        }
+        if self.pm.durability == Durability::Eadr && self.pm.place == PmPlace::Near {
+            return Err(invalid(
+                "pm.durability",
+                "\"eadr\"",
+                "eADR applies to PM-far (set pm.place = \"far\"; paper §7.2)",
+            ));
+        }
+        if let Err(e) = FlushPolicy::parse(&self.pb.policy) {
+            return Err(invalid(
+                "pb.policy",
+                format!("{:?}", self.pb.policy),
+                &e.allowed,
+            ));
+        }
+        // The PB exists only under SBRP; other models ignore `pb.*`.
+        if matches!(self.model, Model::Sbrp | Model::SbrpDevice) {
+            self.pb_params().validate().map_err(|e| self.pb_error(&e))?;
+        }
+        Ok(())
+    }
+
+    /// Names a persist buffer parameter error by its TOML key.
+    fn pb_error(&self, e: &ParamError) -> ConfigError {
+        let (key, value) = match e.param {
+            "entries" => ("pb.entries".to_string(), e.value.clone()),
+            "warps" => ("core.warps_per_sm".to_string(), e.value.clone()),
+            "lines" => (
+                "l1.size".to_string(),
+                format!("{} ({} lines of {} B)", self.l1.size, e.value, self.l1.line),
+            ),
+            "actr-bits" => ("pb.actr_bits".to_string(), e.value.clone()),
+            "window" => ("pb.window".to_string(), e.value.clone()),
+            "policy" => ("pb.policy".to_string(), e.value.clone()),
+            other => (format!("pb.{}", other.replace('-', "_")), e.value.clone()),
+        };
+        let what = if e.param == "lines" { "L1 lines: " } else { "" };
+        ConfigError::Invalid {
+            key,
+            value,
+            reason: format!("the persist buffer unit allows {what}{}", e.allowed),
+        }
+    }
+}
+
+fn collect_keys(t: &toml::Table, prefix: &str, out: &mut Vec<String>) {
+    for (k, v) in t {
+        match v {
+            toml::Value::Table(sub) => collect_keys(sub, &format!("{prefix}{k}."), out),
+            _ => out.push(format!("{prefix}{k}")),
+        }
+    }
+}
+
+fn unquote(v: &str) -> &str {
+    let v = v.trim();
+    for q in ['"', '\''] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return &v[1..v.len() - 1];
+        }
+    }
+    v
+}
+
+/// The candidate closest to `key`, if close enough to be a likely typo: a
+/// key whose last part is `key` (`window` -> `pb.window`), else the one at
+/// the smallest edit distance, within a third of the key's length (min 2).
+pub(crate) fn nearest(key: &str, candidates: &[String]) -> Option<String> {
+    let tail: Vec<&String> = candidates
+        .iter()
+        .filter(|c| c.rsplit('.').next() == Some(key))
+        .collect();
+    if tail.len() == 1 {
+        return Some(tail[0].clone());
+    }
+    let best = candidates
+        .iter()
+        .map(|c| (edit_distance(key, c), c))
+        .min_by_key(|(d, _)| *d)?;
+    (best.0 <= (key.len() / 3).max(2)).then(|| best.1.clone())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// Turns a toml error into file:line with the dotted key where the text at
+/// the error's position shows it.
+fn file_error(text: &str, file: &str, e: &toml::de::Error) -> ConfigError {
+    let msg = e.message().trim().replace('\n', "; ");
+    let Some(span) = e.span() else {
+        return ConfigError::File {
+            file: file.to_string(),
+            line: 0,
+            key: None,
+            message: msg,
+        };
+    };
+    let start = span.start.min(text.len());
+    let end = span.end.clamp(start, text.len());
+    let line = text[..start].matches('\n').count() + 1;
+    // serde's message for an unknown key points at the key itself.
+    let is_key = msg.starts_with("unknown field");
+    let key = key_at(text, start, &text[start..end], is_key);
+    let message = match (&key, is_key) {
+        (Some(k), true) => {
+            let known = GpuConfig::keys();
+            format!("unknown key `{k}`{}", Suggest(&nearest(k, &known)))
+        }
+        (Some(k), false) => format!("`{k}`: {msg}"),
+        (None, _) => msg,
+    };
+    ConfigError::File {
+        file: file.to_string(),
+        line,
+        key,
+        message,
+    }
+}
+
+/// Rebuilds the dotted key at byte `at` of `text` lexically: the last
+/// `[table]` header above plus the key (and any inline tables) on the line.
+/// Only as exact as the schema needs (no arrays of tables or multi-line
+/// values exist in it).
+fn key_at(text: &str, at: usize, span_text: &str, is_key: bool) -> Option<String> {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    // The error is in a `[table]` header: the header is the key.
+    let before = text[line_start..at].trim_start();
+    if let Some(h) = before.strip_prefix('[') {
+        let k = if is_key {
+            norm_key(&format!("{h}{span_text}"))
+        } else {
+            let line = text[line_start..].lines().next().unwrap_or("");
+            norm_key(line.trim().trim_start_matches('[').split(']').next()?)
+        };
+        return (!k.is_empty()).then_some(k);
+    }
+    let header = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .and_then(|l| l.trim_start_matches('[').split(']').next())
+        .map(norm_key)
+        .unwrap_or_default();
+    let (mut stack, mut cur, mut last) = (Vec::new(), String::new(), None);
+    let (mut after_eq, mut quote) = (false, None);
+    for c in text[line_start..at].chars() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            if !after_eq {
+                cur.push(c);
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => {
+                quote = Some(c);
+                if !after_eq {
+                    cur.push(c);
+                }
+            }
+            '=' => {
+                last = Some(norm_key(&cur));
+                cur.clear();
+                after_eq = true;
+            }
+            '{' => {
+                if let (true, Some(k)) = (after_eq, last.take()) {
+                    stack.push(k);
+                }
+                after_eq = false;
+                cur.clear();
+            }
+            '}' | ',' => {
+                if c == '}' {
+                    stack.pop();
+                }
+                after_eq = false;
+                cur.clear();
+                last = None;
+            }
+            _ if !after_eq => cur.push(c),
+            _ => {}
+        }
+    }
+    let leaf = if is_key {
+        norm_key(&format!("{cur}{span_text}"))
+    } else {
+        last?
+    };
+    let mut parts: Vec<String> = Vec::new();
+    if !header.is_empty() {
+        parts.push(header);
+    }
+    parts.extend(stack);
+    if leaf.is_empty() {
+        return None;
+    }
+    parts.push(leaf);
+    Some(parts.join("."))
+}
+
+/// `pm . "latency"` -> `pm.latency`.
+fn norm_key(k: &str) -> String {
+    k.split('.').map(unquote).collect::<Vec<_>>().join(".")
 }
