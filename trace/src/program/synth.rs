@@ -176,7 +176,7 @@ impl SynthProgram {
                         // Values fit 4 bytes: (count mod 2^23) * 32 + lane.
                         let first = ((k as u64 * 7919 + stores) & 0x7f_ffff) << 5;
                         stores += 1;
-                        ofence_due = stores % STORES_PER_OFENCE as u64 == 0;
+                        ofence_due = stores.is_multiple_of(STORES_PER_OFENCE as u64);
                         Instr::St {
                             space: Space::Pm,
                             size: 4,
