@@ -752,3 +752,17 @@ fn synth_refuses_bad_sizes() {
     let one = SynthProgram::new(1, 1, 1, 1, 0).unwrap();
     assert_eq!(one.cta(0, 0).warps, vec![vec![Instr::DFence]]);
 }
+
+#[test]
+fn the_doc_shows_the_example_file() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let doc = std::fs::read_to_string(format!("{dir}/docs/trace-format.md")).unwrap();
+    let file = std::fs::read_to_string(format!("{dir}/testbench/programs/example.prog")).unwrap();
+    let start = doc
+        .find("`testbench/programs/example.prog`:\n\n```\n")
+        .expect("the doc names the example file");
+    let body = &doc[start..];
+    let body = &body[body.find("```\n").unwrap() + 4..];
+    let body = &body[..body.find("```").unwrap()];
+    assert_eq!(body, file);
+}
