@@ -6,9 +6,26 @@
 //! A [`Program`] hands out one CTA's code when the GPU model launches that
 //! CTA, so a generator never materializes the whole program; a program file
 //! ([`FileProgram`]) is the same thing held in memory.
+//!
+//! Submodules: `text` (the file form, parser and writer), `litmus` (litmus
+//! traces as programs), `synth` (the synthetic benchmark program).
 
 use crate::expect::Expectation;
 use crate::types::Scope;
+
+mod litmus;
+mod synth;
+mod text;
+
+#[cfg(test)]
+mod tests;
+
+pub use litmus::{litmus_flag_addr, litmus_flags, litmus_program, LITMUS_FLAG_BASE};
+pub use synth::{SynthProgram, SYNTH_FLAG_BASE, SYNTH_GLOBAL_BASE, SYNTH_PM_BASE};
+pub use text::{
+    parse_program, program_to_text, write_instr, InstrKind, ProgramError, FLAG_ALIGN,
+    INSTR_MNEMONICS, MAX_BLOCK, SIZES,
+};
 
 /// Lanes of a warp.
 pub const WARP_LANES: u32 = 32;
@@ -201,7 +218,12 @@ impl Program for FileProgram {
         &self.kernels
     }
     fn cta(&self, k: usize, cta: u32) -> CtaCode {
-        self.code[k].get(cta as usize).cloned().unwrap_or_default()
+        // Out of range (kernel or CTA): no code, rather than a panic.
+        self.code
+            .get(k)
+            .and_then(|c| c.get(cta as usize))
+            .cloned()
+            .unwrap_or_default()
     }
     fn expects(&self) -> &[Expectation] {
         &self.expects

@@ -1,0 +1,768 @@
+//! Tests of the program file form, the litmus conversion and the synthetic
+//! program (`docs/trace-format.md`, "Programs").
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::expect::{Expect, Expectation};
+use crate::types::{Cell, Trace, WarpOp};
+use crate::{parse, MAX_WARPS};
+
+fn all(space: Space, size: u8, mask: u32, addrs: Addrs) -> Instr {
+    Instr::Ld {
+        space,
+        size,
+        mask,
+        addrs,
+    }
+}
+
+fn strided(base: u64, stride: i64) -> Addrs {
+    Addrs::Strided { base, stride }
+}
+
+/// A program using every instruction form, operand form and kernel option.
+fn every_form() -> FileProgram {
+    let a = CtaCode {
+        warps: vec![
+            vec![
+                all(Space::Pm, 4, u32::MAX, strided(0x1000, 4)),
+                all(Space::Global, 8, 0x5, Addrs::List(vec![0x3000, 0x3080])),
+                all(Space::Shared, 1, 1, strided(0x10, 0)),
+                Instr::St {
+                    space: Space::Pm,
+                    size: 4,
+                    mask: 1,
+                    addrs: strided(0x2000, 0),
+                    values: Values::Same(7),
+                },
+                Instr::St {
+                    space: Space::Global,
+                    size: 16,
+                    mask: 0xff00,
+                    addrs: strided(0x4000, -16),
+                    values: Values::Seq { first: 5, step: 3 },
+                },
+                Instr::St {
+                    space: Space::Shared,
+                    size: 2,
+                    mask: 0x3,
+                    addrs: Addrs::List(vec![0x20, 0x40]),
+                    values: Values::List(vec![65535, 0]),
+                },
+                Instr::St {
+                    space: Space::Pm,
+                    size: 8,
+                    mask: u32::MAX,
+                    addrs: strided(0x5000, 8),
+                    values: Values::Seq {
+                        first: 100,
+                        step: 2u64.wrapping_neg(),
+                    },
+                },
+                Instr::St {
+                    space: Space::Global,
+                    size: 4,
+                    mask: u32::MAX,
+                    addrs: strided(0x6000, 4),
+                    values: Values::Unknown,
+                },
+            ],
+            vec![
+                Instr::Atom {
+                    space: Space::Pm,
+                    size: 8,
+                    mask: 1,
+                    addrs: strided(0x7000, 0),
+                },
+                Instr::Atom {
+                    space: Space::Global,
+                    size: 4,
+                    mask: 0x80000000,
+                    addrs: Addrs::List(vec![0x7100]),
+                },
+                Instr::Atom {
+                    space: Space::Shared,
+                    size: 4,
+                    mask: u32::MAX,
+                    addrs: strided(0x0, 4),
+                },
+                Instr::OFence,
+                Instr::DFence,
+                Instr::Fence(FenceScope::Device),
+                Instr::Fence(FenceScope::System),
+                Instr::Bar,
+                Instr::Compute { cycles: 0 },
+                Instr::Compute {
+                    cycles: MAX_COMPUTE,
+                },
+            ],
+        ],
+    };
+    let b = CtaCode {
+        warps: vec![
+            vec![
+                Instr::PRel {
+                    scope: Scope::Block,
+                    space: Space::Global,
+                    flag: 0xe000_0000,
+                    value: 1,
+                },
+                Instr::PRel {
+                    scope: Scope::Device,
+                    space: Space::Pm,
+                    flag: 0x8,
+                    value: u64::MAX,
+                },
+            ],
+            Vec::new(),
+            vec![
+                Instr::PAcq {
+                    scope: Scope::Block,
+                    space: Space::Global,
+                    flag: 0xe000_0000,
+                    want: 1,
+                    mask: u64::MAX,
+                },
+                Instr::PAcq {
+                    scope: Scope::Device,
+                    space: Space::Shared,
+                    flag: 0x10,
+                    want: 2,
+                    mask: 0xff,
+                },
+            ],
+        ],
+    };
+    FileProgram {
+        name: "every-form_1.x".into(),
+        kernels: vec![
+            KernelInfo {
+                name: "first".into(),
+                grid: 6,
+                block: 64,
+                regs: 0,
+                smem: 0,
+            },
+            KernelInfo {
+                name: "second".into(),
+                grid: 2,
+                block: 65,
+                regs: 40,
+                smem: 4096,
+            },
+        ],
+        // CTAs 0..2 share code (written as one range), 2 has none, 3 differs.
+        code: vec![vec![a.clone(), a.clone(), CtaCode::default(), a], vec![b]],
+        expects: vec![
+            Expectation {
+                line: 0,
+                what: Expect::Pmo,
+            },
+            Expectation {
+                line: 0,
+                what: Expect::Forbid(
+                    Cell {
+                        addr: 0x2000,
+                        value: 7,
+                    },
+                    Cell {
+                        addr: 0x1000,
+                        value: 1,
+                    },
+                ),
+            },
+        ],
+        config: vec![("pm_latency".into(), "100".into(), 0)],
+    }
+}
+
+/// The program with line numbers cleared (they are the read file's).
+fn no_lines(mut p: FileProgram) -> FileProgram {
+    p.expects.iter_mut().for_each(|e| e.line = 0);
+    p.config.iter_mut().for_each(|c| c.2 = 0);
+    p
+}
+
+#[test]
+fn every_form_round_trips() {
+    let p = every_form();
+    let text = program_to_text(&p);
+    // One range for CTAs 0 and 1; CTA 2 (no code) is left out.
+    assert!(
+        text.contains("\ncta 0..2\n") && text.contains("\ncta 3\n"),
+        "{text}"
+    );
+    assert!(!text.contains("cta 2"), "{text}");
+    let q = parse_program(&text, "every.prog").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(no_lines(q.clone()), p);
+    // Lines now name the written text: a second round is exact.
+    assert_eq!(program_to_text(&q), text);
+    assert_eq!(parse_program(&text, "x").unwrap(), q);
+    assert_eq!(q.expects[0].line, 3);
+    // Every mnemonic of the table was written.
+    for (m, _) in INSTR_MNEMONICS {
+        assert!(
+            text.lines().any(|l| l.trim().split(' ').next() == Some(m)),
+            "{m} not written"
+        );
+    }
+}
+
+#[test]
+fn example_file_parses_and_round_trips() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testbench/programs/example.prog"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let p = parse_program(&text, "example.prog").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.name, "example");
+    assert_eq!(p.kernels.len(), 2);
+    assert_eq!((p.kernels[0].grid, p.kernels[0].warps_per_cta()), (4, 2));
+    assert_eq!((p.kernels[0].regs, p.kernels[0].smem), (32, 1024));
+    // `cta 0..3` excludes 3, which has its own code.
+    assert_eq!(p.cta(0, 0), p.cta(0, 2));
+    assert_ne!(p.cta(0, 2), p.cta(0, 3));
+    assert_eq!(p.cta(0, 0).instrs(), 12);
+    assert_eq!(p.cta(1, 0).instrs(), 3);
+    assert_eq!(p.config, vec![("pm_latency".into(), "40".into(), 6)]);
+    // Lane 0 of the log record writes 100, lane 31 writes 131, one line.
+    let Instr::St { addrs, values, .. } = &p.cta(0, 1).warps[0][1] else {
+        panic!("expected the log store");
+    };
+    assert_eq!((addrs.lane(31, 31), values.get(31)), (0x10_007c, Some(131)));
+    let Instr::St { addrs, values, .. } = &p.cta(0, 3).warps[1][3] else {
+        panic!("expected the descending store");
+    };
+    assert_eq!((addrs.lane(2, 2), values.get(2)), (0xa000_00fc, Some(38)));
+    let q = parse_program(&program_to_text(&p), "w").unwrap();
+    assert_eq!(no_lines(q), no_lines(p));
+}
+
+#[test]
+fn out_of_range_lookups_give_no_code() {
+    let p = every_form();
+    assert_eq!(p.cta(0, 2), CtaCode::default());
+    assert_eq!(p.cta(0, 5), CtaCode::default());
+    assert_eq!(p.cta(7, 0), CtaCode::default());
+}
+
+#[test]
+fn bad_inputs_name_file_line_and_token() {
+    const HEAD: &str = "program p\nkernel k grid=2 block=64\ncta 0\nwarp 0\n";
+    let cases: &[(&str, usize, &str)] = &[
+        ("", 1, "empty program"),
+        (
+            "kernel k grid=1 block=32\n",
+            1,
+            "expected `program NAME` first",
+        ),
+        ("program p\nprogram q\n", 2, "second `program`"),
+        ("program a b\n", 1, "`a b`"),
+        ("program p\n", 1, "no `kernel`"),
+        ("program p\ncta 0\n", 2, "before any `kernel`"),
+        ("program p\nkernel k grid=0 block=32\n", 2, "grid=G"),
+        ("program p\nkernel k grid=1 block=4096\n", 2, "1..=2048"),
+        ("program p\nkernel k grid=1 block=32 foo=1\n", 2, "`foo=1`"),
+        (
+            "program p\nkernel k grid=1 grid=2 block=32\n",
+            2,
+            "`grid=` given twice",
+        ),
+        (
+            "program p\nkernel k grid=1 block=32\nbar\n",
+            3,
+            "before any `warp`",
+        ),
+        (
+            "program p\nkernel k grid=1 block=32\ncta 0\nbar\n",
+            4,
+            "before any `warp`",
+        ),
+        (
+            "program p\nkernel k grid=2 block=32\ncta 2\n",
+            3,
+            "`2` out of range",
+        ),
+        (
+            "program p\nkernel k grid=4 block=32\ncta 1..5\n",
+            3,
+            "`1..5` out of range",
+        ),
+        (
+            "program p\nkernel k grid=4 block=32\ncta 2..2\n",
+            3,
+            "empty",
+        ),
+        (
+            "program p\nkernel k grid=4 block=32\ncta 0..=2\ncta 2\n",
+            4,
+            "CTA 2 already given at line 3",
+        ),
+        (
+            "program p\nkernel k grid=1 block=32\ncta 0\nwarp 1\n",
+            4,
+            "warp `1` out of range",
+        ),
+        (
+            "program p\nkernel k grid=1 block=2048\ncta 0\nwarp 64\n",
+            4,
+            "warp `64` out of range",
+        ),
+        (
+            "program p\nkernel k grid=1 block=64\ncta 0\nwarp 1\nwarp 1\n",
+            5,
+            "already given at line 4",
+        ),
+        (
+            &format!("{HEAD}st.pm mask=0 0x0 +4\n"),
+            5,
+            "mask `0` has no active lane",
+        ),
+        (
+            &format!("{HEAD}st.pm mask=0x1_0000_0000 0x0 +4\n"),
+            5,
+            "above lane 31",
+        ),
+        (
+            &format!("{HEAD}ld.pm mask=0x3 [0x0]\n"),
+            5,
+            "1 entries but mask 0x3 has 2",
+        ),
+        (
+            &format!("{HEAD}st.pm mask=0x1 0x0 +0 = [1,2]\n"),
+            5,
+            "value list has 2",
+        ),
+        (&format!("{HEAD}ld.pm size=3 0x0 +4\n"), 5, "size `3`"),
+        (
+            &format!("{HEAD}ld.pm size=4 size=4 0x0 +4\n"),
+            5,
+            "given twice",
+        ),
+        (&format!("{HEAD}ld.pm 0x100\n"), 5, "expected a stride"),
+        (&format!("{HEAD}ld.pm 0x100 4\n"), 5, "found `4`"),
+        (&format!("{HEAD}ld.pm 0x0 -4\n"), 5, "lane 1's address"),
+        (&format!("{HEAD}ld.pm [0x0,0x4\n"), 5, "no closing `]`"),
+        (&format!("{HEAD}ld.pm [0x0,zz]\n"), 5, "found `zz`"),
+        (
+            &format!("{HEAD}st.pm size=1 mask=1 0x0 +0 = 256\n"),
+            5,
+            "value 256",
+        ),
+        (
+            &format!("{HEAD}st.pm 0x0 +4 =\n"),
+            5,
+            "expected values after `=`",
+        ),
+        (&format!("{HEAD}ld.pm 0x0 +4 = 1\n"), 5, "unexpected `=`"),
+        (
+            &format!("{HEAD}st.vol 0x0\n"),
+            5,
+            "unknown instruction `st.vol`",
+        ),
+        (&format!("{HEAD}bar 3\n"), 5, "unexpected `3` after bar"),
+        (&format!("{HEAD}compute 1000001\n"), 5, "too long"),
+        (&format!("{HEAD}compute\n"), 5, "takes 1 operand"),
+        (
+            &format!("{HEAD}prel.block global 0x1004 1\n"),
+            5,
+            "`0x1004` is not 8-byte aligned",
+        ),
+        (
+            &format!("{HEAD}prel.block vol 0x1000 1\n"),
+            5,
+            "found `vol`",
+        ),
+        (
+            &format!("{HEAD}pacq.dev pm 0x1000 0x100 0xff\n"),
+            5,
+            "spin forever",
+        ),
+        (
+            &format!("{HEAD}expect forbid 1=1 with 2=2\n"),
+            5,
+            "`without`",
+        ),
+        (&format!("{HEAD}config pm_latency\n"), 5, "`pm_latency`"),
+    ];
+    assert!(cases.len() >= 8);
+    for (text, line, what) in cases {
+        let e = parse_program(text, "bad.prog").expect_err(text);
+        assert_eq!(
+            (e.file.as_str(), e.line),
+            ("bad.prog", *line),
+            "{e}\n{text}"
+        );
+        assert!(e.msg.contains(what), "`{what}` not in: {e}\n{text}");
+        assert!(
+            e.to_string().starts_with(&format!("bad.prog:{line}: ")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn comments_blanks_and_list_spacing_are_accepted() {
+    let p = parse_program(
+        "# c\n\nprogram p   # name\nkernel k grid=1 block=32\ncta 0\n  warp 0\n\tld.pm mask=0x3 [ 0x40, 0x80 ]  # two\n",
+        "c",
+    )
+    .unwrap();
+    assert_eq!(
+        p.cta(0, 0).warps[0],
+        vec![all(Space::Pm, 4, 3, Addrs::List(vec![0x40, 0x80]))]
+    );
+}
+
+fn litmus_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testbench/litmus")
+}
+
+/// The instruction a litmus op must become.
+fn expected_instr(op: &WarpOp, flags: &[String]) -> Instr {
+    let one = |space, addr| Instr::Ld {
+        space,
+        size: 8,
+        mask: 1,
+        addrs: strided(addr, 0),
+    };
+    let fl = |f: &String| LITMUS_FLAG_BASE + 8 * flags.iter().position(|n| n == f).unwrap() as u64;
+    match op {
+        WarpOp::StPm { addr, value } => Instr::St {
+            space: Space::Pm,
+            size: 8,
+            mask: 1,
+            addrs: strided(*addr, 0),
+            values: Values::Same(*value),
+        },
+        WarpOp::StVol { addr } => Instr::St {
+            space: Space::Global,
+            size: 8,
+            mask: 1,
+            addrs: strided(*addr, 0),
+            values: Values::Unknown,
+        },
+        WarpOp::LdPm { addr } => one(Space::Pm, *addr),
+        WarpOp::LdVol { addr } => one(Space::Global, *addr),
+        WarpOp::OFence => Instr::OFence,
+        WarpOp::DFence => Instr::DFence,
+        WarpOp::Barrier => Instr::Bar,
+        WarpOp::Delay { cycles } => Instr::Compute { cycles: *cycles },
+        WarpOp::PRel { scope, flag } => Instr::PRel {
+            scope: *scope,
+            space: Space::Global,
+            flag: fl(flag),
+            value: 1,
+        },
+        WarpOp::PAcq { scope, flag } => Instr::PAcq {
+            scope: *scope,
+            space: Space::Global,
+            flag: fl(flag),
+            want: 1,
+            mask: u64::MAX,
+        },
+    }
+}
+
+#[test]
+fn every_litmus_trace_converts() {
+    let mut files: Vec<_> = std::fs::read_dir(litmus_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "trace"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 19, "{files:?}");
+    let mut with_flags = 0;
+    for f in &files {
+        let name = f.display().to_string();
+        let t: Trace = parse(&std::fs::read_to_string(f).unwrap(), &name).unwrap();
+        let p = litmus_program(&t);
+        let flags = litmus_flags(&t);
+        with_flags += usize::from(!flags.is_empty());
+        let stem = f.file_stem().unwrap().to_str().unwrap();
+        assert_eq!(p.name, stem);
+        assert_eq!(p.kernels.len(), 1, "{name}");
+        let k = &p.kernels[0];
+        assert_eq!((k.name.as_str(), k.grid), ("litmus", t.sms()), "{name}");
+        assert_eq!(k.block, 32 * t.warps_per_sm(), "{name}");
+        let total: usize = (0..k.grid).map(|c| p.cta(0, c).instrs()).sum();
+        assert_eq!(total, t.ops(), "{name}");
+        for (id, ops) in &t.programs {
+            let code = p.cta(0, id.sm);
+            assert_eq!(code.warps.len() as u32, t.warps_per_sm(), "{name}");
+            let want: Vec<Instr> = ops.iter().map(|o| expected_instr(o, &flags)).collect();
+            assert_eq!(code.warps[id.warp as usize], want, "{name} warp {id}");
+        }
+        assert_eq!(p.expects, t.expects, "{name}");
+        let cfg: Vec<_> = t
+            .config
+            .iter()
+            .map(|c| (c.key.clone(), c.value.clone(), c.line))
+            .collect();
+        assert_eq!(p.config, cfg, "{name}");
+        // The file form holds a converted trace too.
+        let q = parse_program(&program_to_text(&p), &name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(no_lines(q), no_lines(p), "{name}");
+    }
+    assert!(with_flags >= 3, "only {with_flags} traces with flags");
+}
+
+#[test]
+fn litmus_flags_are_numbered_in_first_use_order() {
+    let t = parse(
+        "1.0 pacq.dev b\n0.1 prel.block a\n0.0 st.pm 0x100 5\n0.0 prel.dev b\n0.1 pacq.block b\n\
+         0.0 st.vol 0x40\n0.0 ld.vol 0x40\n0.0 ld.pm 0x100\n0.0 delay 7\n0.0 bar\n0.0 ofence\n0.0 dfence\n",
+        "dir/x y.trace",
+    )
+    .unwrap();
+    // Warp 0.0 comes first (SM, warp order), so `b` is flag 0.
+    assert_eq!(litmus_flags(&t), vec!["b".to_string(), "a".to_string()]);
+    let p = litmus_program(&t);
+    assert_eq!(p.name, "x_y");
+    assert_eq!((p.kernels[0].grid, p.kernels[0].block), (2, 64));
+    let w00 = &p.cta(0, 0).warps[0];
+    assert_eq!(
+        w00[1],
+        Instr::PRel {
+            scope: Scope::Device,
+            space: Space::Global,
+            flag: LITMUS_FLAG_BASE,
+            value: 1
+        }
+    );
+    assert_eq!(w00[5], Instr::Compute { cycles: 7 });
+    assert_eq!(w00.len(), 9);
+    let w01 = &p.cta(0, 0).warps[1];
+    assert_eq!(
+        w01[0],
+        Instr::PRel {
+            scope: Scope::Block,
+            space: Space::Global,
+            flag: LITMUS_FLAG_BASE + 8,
+            value: 1
+        }
+    );
+    // SM 1 has only warp 0: its warp 1 has no code.
+    assert!(p.cta(0, 1).warps[1].is_empty());
+    assert_eq!(
+        p.cta(0, 1).warps[0],
+        vec![Instr::PAcq {
+            scope: Scope::Device,
+            space: Space::Global,
+            flag: LITMUS_FLAG_BASE,
+            want: 1,
+            mask: u64::MAX
+        }]
+    );
+}
+
+/// Runs one CTA's code on an abstract machine (no timing): flags are words,
+/// `pAcq` blocks until its word matches, `bar` waits for every unfinished
+/// warp. `pick` chooses among the runnable warps. Returns whether every warp
+/// finished.
+fn runs_to_end(code: &CtaCode, pick: impl Fn(&[usize]) -> usize) -> bool {
+    let n = code.warps.len();
+    let mut pc = vec![0usize; n];
+    let mut words: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut at_bar = vec![false; n];
+    loop {
+        let done = |w: usize, pc: &[usize]| pc[w] >= code.warps[w].len();
+        if (0..n).all(|w| done(w, &pc)) {
+            return true;
+        }
+        // A barrier opens when every unfinished warp is at one.
+        if (0..n).all(|w| done(w, &pc) || at_bar[w]) {
+            for w in 0..n {
+                if at_bar[w] {
+                    at_bar[w] = false;
+                    pc[w] += 1;
+                }
+            }
+            continue;
+        }
+        let runnable: Vec<usize> = (0..n)
+            .filter(|&w| !done(w, &pc) && !at_bar[w])
+            .filter(|&w| match &code.warps[w][pc[w]] {
+                Instr::PAcq {
+                    flag, want, mask, ..
+                } => words.get(flag).copied().unwrap_or(0) & mask == *want,
+                _ => true,
+            })
+            .collect();
+        if runnable.is_empty() {
+            return false;
+        }
+        let w = pick(&runnable);
+        match &code.warps[w][pc[w]] {
+            Instr::Bar => at_bar[w] = true,
+            Instr::PRel { flag, value, .. } => {
+                words.insert(*flag, *value);
+                pc[w] += 1;
+            }
+            _ => pc[w] += 1,
+        }
+    }
+}
+
+#[test]
+fn synth_is_deterministic_and_sized() {
+    let s = SynthProgram::new(2, 5, 4, 300, 42).unwrap();
+    assert_eq!(s.name(), "synth");
+    assert_eq!(s.kernels().len(), 2);
+    assert_eq!(s.total_instrs(), 2 * 5 * 4 * 300);
+    for k in s.kernels() {
+        assert_eq!((k.grid, k.block, k.warps_per_cta()), (5, 128, 4));
+    }
+    let again = SynthProgram::new(2, 5, 4, 300, 42).unwrap();
+    let other = SynthProgram::new(2, 5, 4, 300, 43).unwrap();
+    for k in 0..2 {
+        for c in 0..5 {
+            let code = s.cta(k, c);
+            assert_eq!(code, again.cta(k, c));
+            assert_ne!(code, other.cta(k, c));
+            assert_eq!(code.warps.len(), 4);
+            assert!(code.warps.iter().all(|w| w.len() == 300));
+            assert!(code.warps.iter().all(|w| w[299] == Instr::DFence));
+        }
+    }
+    // Different CTAs and kernels get different code.
+    assert_ne!(s.cta(0, 0), s.cta(0, 1));
+    assert_ne!(s.cta(0, 0), s.cta(1, 0));
+    assert_eq!(s.cta(2, 0), CtaCode::default());
+    assert_eq!(s.cta(0, 5), CtaCode::default());
+    assert!(s.warp_code(0, 0, 4).is_empty());
+}
+
+#[test]
+fn synth_mix_pairs_and_barriers() {
+    let s = SynthProgram::new(1, 3, 3, 1000, 7).unwrap();
+    let code = s.cta(0, 1);
+    let w = &code.warps;
+    let count = |v: &[Instr], f: fn(&Instr) -> bool| v.iter().filter(|i| f(i)).count();
+    for warp in w {
+        // Barriers at the same slots in every warp.
+        let bars: Vec<usize> = (0..warp.len()).filter(|&i| warp[i] == Instr::Bar).collect();
+        assert_eq!(bars.len(), 15);
+        assert!(bars.iter().all(|b| b % 64 == 63));
+        let stores = count(warp, |i| {
+            matches!(
+                i,
+                Instr::St {
+                    space: Space::Pm,
+                    ..
+                }
+            )
+        });
+        let ofences = count(warp, |i| *i == Instr::OFence);
+        assert!(stores > 200, "{stores} stores");
+        assert!(
+            ofences == stores / 8 || ofences + 1 == stores / 8,
+            "{ofences} for {stores}"
+        );
+        assert!(
+            count(warp, |i| matches!(
+                i,
+                Instr::Ld {
+                    space: Space::Global,
+                    ..
+                }
+            )) > 50
+        );
+        assert!(
+            count(warp, |i| matches!(
+                i,
+                Instr::Ld {
+                    space: Space::Pm,
+                    ..
+                }
+            )) > 50
+        );
+        for i in warp {
+            if let Instr::Compute { cycles } = i {
+                assert!((4..=20).contains(cycles));
+            }
+        }
+    }
+    // Warp 0 releases fresh words with counts 1, 2, ..; warp 1 acquires the
+    // same word for the same count at the same slot; warp 2 does neither.
+    let rel: Vec<(usize, u64, u64)> = (0..1000)
+        .filter_map(|i| match w[0][i] {
+            Instr::PRel { flag, value, .. } => Some((i, flag, value)),
+            _ => None,
+        })
+        .collect();
+    let acq: Vec<(usize, u64, u64)> = (0..1000)
+        .filter_map(|i| match w[1][i] {
+            Instr::PAcq { flag, want, .. } => Some((i, flag, want)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rel.len(), 1000 / 32);
+    assert_eq!(rel, acq);
+    assert!(rel.iter().enumerate().all(|(j, r)| r.2 == j as u64 + 1));
+    let mut flags: Vec<u64> = rel.iter().map(|r| r.1).collect();
+    flags.dedup();
+    assert_eq!(flags.len(), rel.len());
+    assert!(!w[2]
+        .iter()
+        .any(|i| matches!(i, Instr::PRel { .. } | Instr::PAcq { .. })));
+    // No deadlock whichever warp the scheduler favours.
+    assert!(runs_to_end(&code, |r| r[0]));
+    assert!(runs_to_end(&code, |r| r[r.len() - 1]));
+    // The checker itself catches a deadlock: an acquire nobody releases.
+    let mut stuck = code.clone();
+    stuck.warps[0].retain(|i| !matches!(i, Instr::PRel { .. }));
+    assert!(!runs_to_end(&stuck, |r| r[0]));
+}
+
+#[test]
+fn synth_code_is_a_valid_program_file() {
+    // Writing a synthetic CTA and reading it back runs every check of the
+    // parser on it (value widths, lane addresses, flag alignment).
+    let s = SynthProgram::new(2, 2, 2, 500, 3).unwrap();
+    let p = FileProgram {
+        name: "synth".into(),
+        kernels: s.kernels().to_vec(),
+        code: (0..2)
+            .map(|k| (0..2).map(|c| s.cta(k, c)).collect())
+            .collect(),
+        expects: Vec::new(),
+        config: Vec::new(),
+    };
+    let q = parse_program(&program_to_text(&p), "synth.prog").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(q, p);
+}
+
+#[test]
+fn synth_refuses_bad_sizes() {
+    for (k, c, w, i, what) in [
+        (0, 1, 1, 1, "kernels 0"),
+        (1, 0, 1, 1, "CTAs per kernel 0"),
+        (1, 1, MAX_WARPS + 1, 1, "warps per CTA 65"),
+        (1, 1, 1, 0, "instructions per warp 0"),
+        (1025, 1, 1, 1, "kernels 1025"),
+    ] {
+        let e = SynthProgram::new(k, c, w, i, 0).unwrap_err();
+        assert!(e.contains(what), "{e}");
+    }
+    // A one-warp CTA has no pairs; a one-instruction warp is a dFence.
+    let one = SynthProgram::new(1, 1, 1, 1, 0).unwrap();
+    assert_eq!(one.cta(0, 0).warps, vec![vec![Instr::DFence]]);
+}
+
+#[test]
+fn the_doc_shows_the_example_file() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let doc = std::fs::read_to_string(format!("{dir}/docs/trace-format.md")).unwrap();
+    let file = std::fs::read_to_string(format!("{dir}/testbench/programs/example.prog")).unwrap();
+    let start = doc
+        .find("`testbench/programs/example.prog`:\n\n```\n")
+        .expect("the doc names the example file");
+    let body = &doc[start..];
+    let body = &body[body.find("```\n").unwrap() + 4..];
+    let body = &body[..body.find("```").unwrap()];
+    assert_eq!(body, file);
+}
