@@ -351,6 +351,9 @@ impl Gpu {
     fn deadlock_report(&self, why: &str) -> String {
         let mut lines = vec![format!("deadlock at cycle {} ({why}):", self.now)];
         for sm in &self.sms {
+            if !self.sm_done(sm) && sm.live_warps == 0 {
+                lines.push(format!("  SM {}: {}", sm.id, sm.describe()));
+            }
             for (w, warp) in sm.warps.iter().enumerate() {
                 if matches!(warp.state, WState::Empty | WState::Done) {
                     continue;

@@ -5,6 +5,7 @@
 pub mod cosim;
 pub mod engine;
 pub mod error;
+pub mod gpu_run;
 pub mod litmus;
 pub mod lockstep;
 pub mod speed;

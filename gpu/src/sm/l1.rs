@@ -51,6 +51,8 @@ pub struct Line {
     /// Invalidation generation the line was installed or written in.
     gen_pm: u32,
     gen_all: u32,
+    /// Order in which the line became dirty (flushes go oldest first).
+    pub dirty_seq: u64,
     /// Dirty words (address, value), when recording.
     pub words: Vec<(u64, u64)>,
     prev: u32,
@@ -77,6 +79,7 @@ pub struct L1 {
     /// Dirty slots (any space) and each slot's position there.
     dirty: Vec<u32>,
     dirty_pos: Vec<u32>,
+    seq: u64,
 }
 
 /// Outcome of looking a line up.
@@ -100,6 +103,7 @@ impl L1 {
             gen_all: 0,
             dirty: Vec::new(),
             dirty_pos: vec![NIL; lines as usize],
+            seq: 0,
         };
         for s in 0..lines as usize {
             l1.push_front(s);
@@ -263,6 +267,8 @@ impl L1 {
             }
         }
         if self.dirty_pos[slot] == NIL {
+            self.seq += 1;
+            self.lines[slot].dirty_seq = self.seq;
             self.dirty_pos[slot] = self.dirty.len() as u32;
             self.dirty.push(slot as u32);
         }
@@ -292,13 +298,16 @@ impl L1 {
         (d, w)
     }
 
-    /// Slots with dirty data of the given space (PM or volatile).
+    /// Slots with dirty data of the given space (PM or volatile), oldest first.
     pub fn dirty_slots(&self, pm: bool) -> Vec<usize> {
-        self.dirty
+        let mut v: Vec<usize> = self
+            .dirty
             .iter()
             .map(|&s| s as usize)
             .filter(|&s| self.lines[s].pm == pm)
-            .collect()
+            .collect();
+        v.sort_unstable_by_key(|&s| self.lines[s].dirty_seq);
+        v
     }
 
     pub fn has_dirty(&self, pm: bool) -> bool {

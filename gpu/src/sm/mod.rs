@@ -108,7 +108,8 @@ impl Sm {
             pm_out: 0,
             vol_out: 0,
             draining: false,
-            unit_state: unit_port::UnitState::default(),
+            // A unit just reset holds nothing.
+            unit_state: unit_port::UnitState::fresh(),
             next_flush: (id as u64) << 40,
             rec: record.then(Vec::new),
             stats: SmStats::default(),
@@ -250,6 +251,18 @@ impl Sm {
             && self.pm_out == 0
             && self.unit.as_ref().is_none_or(|_| self.unit_state.idle())
             && (self.unit.is_some() || !self.l1.has_dirty(true))
+    }
+
+    /// What the SM still waits for (deadlock reports).
+    pub fn describe(&self) -> String {
+        format!(
+            "draining {}, PM writes outstanding {}, volatile {}, dirty lines {}, {}",
+            self.draining,
+            self.pm_out,
+            self.vol_out,
+            self.l1.dirty_count(),
+            self.unit_state.describe()
+        )
     }
 
     /// Finished CTAs: their slots and resources are freed; returns how many.
@@ -954,8 +967,29 @@ impl Sm {
                 break;
             };
             match step {
-                Step::FlushPm => self.flush_dirty(cx, true),
-                Step::FlushVol => self.flush_dirty(cx, false),
+                Step::FlushPm | Step::FlushVol => {
+                    // The lines dirty when the step began, oldest first,
+                    // one per cycle through the L1's write-back port.
+                    let pm = step == Step::FlushPm;
+                    let mut list = match self.warps[w].flush_list.take() {
+                        Some(l) => l,
+                        None => {
+                            let mut l = self.l1.dirty_slots(pm);
+                            l.reverse();
+                            l
+                        }
+                    };
+                    while let Some(s) = list.pop() {
+                        if self.l1.lines[s].is_dirty() && self.l1.lines[s].pm == pm {
+                            self.write_back(cx, s, false);
+                            break;
+                        }
+                    }
+                    if !list.is_empty() {
+                        self.warps[w].flush_list = Some(list);
+                        return;
+                    }
+                }
                 Step::WaitPm if self.pm_out > 0 => return,
                 Step::WaitAll if self.pm_out + self.vol_out > 0 => return,
                 Step::WaitPm | Step::WaitAll => {}

@@ -67,6 +67,13 @@ pub struct UnitState {
 }
 
 impl UnitState {
+    pub fn fresh() -> UnitState {
+        UnitState {
+            last_idle: true,
+            ..UnitState::default()
+        }
+    }
+
     pub fn ack(&mut self, epoch: u8) {
         self.flush_out -= 1;
         match self.acks.back_mut() {
@@ -74,6 +81,17 @@ impl UnitState {
             _ => self.acks.push_back((epoch, 1)),
         }
         self.busy = true;
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "unit idle {}, requests in flight {}, acks to present {}, flushes unacknowledged {}, invalidation {:?}",
+            self.last_idle,
+            self.pending.len(),
+            self.acks.len(),
+            self.flush_out,
+            self.inv
+        )
     }
 
     /// Nothing under way and the unit reports idle.

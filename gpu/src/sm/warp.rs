@@ -88,6 +88,8 @@ pub struct Warp {
     pub evict: Option<usize>,
     pub steps: &'static [Step],
     pub step_i: usize,
+    /// A flush step's lines (taken when it starts), one written back per cycle.
+    pub flush_list: Option<Vec<usize>>,
     pub cause: Cause,
     pub since: u64,
     /// Stall cycles by cause (index = `Cause as usize`).
@@ -110,6 +112,7 @@ impl Warp {
             evict: None,
             steps: &[],
             step_i: 0,
+            flush_list: None,
             cause: Cause::None,
             since: 0,
             stalled: [0; 7],

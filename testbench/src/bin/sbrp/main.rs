@@ -10,6 +10,7 @@ mod args;
 mod bench_unit;
 mod cosim;
 mod prove;
+mod run;
 mod verilog;
 
 use std::process::ExitCode;
@@ -53,6 +54,10 @@ enum Cmd {
     /// Measure the reference model's speed (unit-cycles per second, one core).
     #[command(after_help = EXIT_CODES)]
     BenchUnit(bench_unit::BenchUnitArgs),
+    /// Run a whole program (or a litmus trace) on the 30-SM GPU model under a
+    /// preset or configuration: cycles, misses, traffic, flushes, stalls.
+    #[command(after_help = EXIT_CODES)]
+    Run(run::RunArgs),
 }
 
 /// What a command found: every check passed, or one failed (exit 1).
@@ -80,6 +85,7 @@ fn main() -> ExitCode {
         Cmd::Area(a) => area::run(a),
         Cmd::Prove(a) => prove::run(a),
         Cmd::BenchUnit(a) => bench_unit::run(a),
+        Cmd::Run(a) => run::run(a),
     };
     match r {
         Ok(Verdict::Pass) => ExitCode::SUCCESS,
