@@ -766,3 +766,64 @@ fn the_doc_shows_the_example_file() {
     let body = &body[..body.find("```").unwrap()];
     assert_eq!(body, file);
 }
+
+#[test]
+fn synth_regions_do_not_overlap() {
+    let s = SynthProgram::new(2, 70, 64, 200, 9).unwrap();
+    // 70 x 64 warps x 64 KiB = 280 MiB of PM: the next regions start at 8 and
+    // 12 GiB.
+    assert_eq!((s.global_base(), s.flag_base()), (2 << 32, 3 << 32));
+    for k in 0..2 {
+        for c in [0, 69] {
+            for w in s.cta(k, c).warps {
+                for i in w {
+                    let (lo, hi, spans) = match &i {
+                        Instr::St { space, addrs, .. } | Instr::Ld { space, addrs, .. } => {
+                            let Addrs::Strided { base, stride } = addrs else {
+                                panic!("synthetic accesses are strided: {i:?}");
+                            };
+                            let last = base + 31 * *stride as u64;
+                            let region = match space {
+                                Space::Pm => (SYNTH_PM_BASE, s.global_base()),
+                                _ => (s.global_base(), s.flag_base()),
+                            };
+                            (*base, last, region)
+                        }
+                        Instr::PAcq { flag, .. } | Instr::PRel { flag, .. } => {
+                            (*flag, *flag, (s.flag_base(), u64::MAX))
+                        }
+                        _ => continue,
+                    };
+                    assert!(lo >= spans.0 && hi < spans.1, "{i:?} outside {spans:x?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn damaged_files_give_errors_not_panics() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testbench/programs/example.prog"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut errors = 0;
+    // Every one-character deletion, and a few insertions, at every position.
+    for at in text.char_indices().map(|(i, _)| i) {
+        let mut cut = text.clone();
+        cut.remove(at);
+        errors += usize::from(parse_program(&cut, "cut").is_err());
+        for ins in ['[', ']', '0', '-', '='] {
+            let mut more = text.clone();
+            more.insert(at, ins);
+            errors += usize::from(parse_program(&more, "ins").is_err());
+        }
+    }
+    // Most damage is caught (a comment or a digit of a value is not).
+    assert!(
+        errors > text.len(),
+        "{errors} errors for {} positions",
+        text.len()
+    );
+}

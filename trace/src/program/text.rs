@@ -299,9 +299,6 @@ fn parse_mem(kind: InstrKind, args: &[String]) -> Result<Instr, String> {
                     Some(s) => {
                         i += 1;
                         let step = signed(s, "a value step")?;
-                        if step.unsigned_abs() > u64::MAX as u128 {
-                            return Err(format!("value step `{s}` out of range"));
-                        }
                         // A negative step wraps, as lane values are computed.
                         let step = if step < 0 {
                             (step.unsigned_abs() as u64).wrapping_neg()
