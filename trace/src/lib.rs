@@ -25,8 +25,8 @@ pub use ops::{parse_num, write_op, OpKind, MNEMONICS};
 pub use parse::{parse, to_text, TraceError};
 pub use pmo::check_pmo;
 pub use program::{
-    litmus_flags, litmus_program, parse_program, program_to_text, FileProgram, Program,
-    ProgramError, SynthProgram,
+    litmus_flags, litmus_program, parse_program, program_to_text, write_program, FileProgram,
+    Program, ProgramError, SynthProgram,
 };
 pub use record::{
     Event, Execution, FlagId, OpRef, OrderingOp, RecordError, RunEnd, RECORD_FORMAT, RECORD_VERSION,

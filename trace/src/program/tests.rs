@@ -827,3 +827,35 @@ fn damaged_files_give_errors_not_panics() {
         text.len()
     );
 }
+
+#[test]
+fn any_program_is_written_cta_by_cta() {
+    // A FileProgram: the same text as program_to_text.
+    let p = every_form();
+    let mut out = Vec::new();
+    write_program(&p, &mut out).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), program_to_text(&p));
+    // A generator: reads back as the CTAs it hands out.
+    let s = SynthProgram::new(2, 3, 2, 100, 5).unwrap();
+    let mut out = Vec::new();
+    write_program(&s, &mut out).unwrap();
+    let q = parse_program(std::str::from_utf8(&out).unwrap(), "synth.prog").unwrap();
+    assert_eq!(q.kernels, s.kernels());
+    for k in 0..2 {
+        for c in 0..3 {
+            assert_eq!(q.cta(k, c), s.cta(k, c));
+        }
+    }
+    // A write error is passed on, not swallowed.
+    struct Full;
+    impl std::io::Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let e = write_program(&s, &mut Full).unwrap_err();
+    assert_eq!(e.to_string(), "disk full");
+}
