@@ -1,6 +1,8 @@
 //! Warp traces and what a run of one leaves behind (`docs/trace-format.md`):
 //! the trace types, parser and writer, the expectation language, the
-//! execution record, and the evaluator of expectations over a record.
+//! execution record, and the evaluator of expectations over a record; and
+//! whole GPU programs (`program`: types, file form, litmus conversion, the
+//! synthetic benchmark program; "Programs").
 //!
 //! Depends on `serde` and `thiserror` only, so that a persistency checker can
 //! read saved executions without the model or the RTL.
