@@ -21,10 +21,10 @@ mod text;
 mod tests;
 
 pub use litmus::{litmus_flag_addr, litmus_flags, litmus_program, LITMUS_FLAG_BASE};
-pub use synth::{SynthProgram, SYNTH_FLAG_BASE, SYNTH_GLOBAL_BASE, SYNTH_PM_BASE};
+pub use synth::{SynthProgram, SYNTH_PM_BASE};
 pub use text::{
-    parse_program, program_to_text, write_instr, InstrKind, ProgramError, FLAG_ALIGN,
-    INSTR_MNEMONICS, MAX_BLOCK, SIZES,
+    parse_program, program_to_text, write_instr, write_program, InstrKind, ProgramError,
+    FLAG_ALIGN, INSTR_MNEMONICS, MAX_BLOCK, SIZES,
 };
 
 /// Lanes of a warp.

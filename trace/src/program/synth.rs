@@ -9,12 +9,13 @@ use super::{Addrs, CtaCode, Instr, KernelInfo, Program, Space, Values, WARP_LANE
 
 /// Start of the PM data: warp `g` of the grid (`cta * warps + warp`) owns
 /// the 64 KiB (512 lines) at `SYNTH_PM_BASE + g * 64 KiB`, in every kernel.
-pub const SYNTH_PM_BASE: u64 = 0x10_0000_0000;
-/// Start of the volatile data: CTA `c` owns 256 KiB at `+ c * 256 KiB`.
-pub const SYNTH_GLOBAL_BASE: u64 = 0x20_0000_0000;
-/// Start of the flag words: one word per release, never reused, so an
-/// acquire can never miss the value it waits for.
-pub const SYNTH_FLAG_BASE: u64 = 0x30_0000_0000;
+/// The volatile data and the flag words follow, each region starting at the
+/// next 4 GiB boundary ([`SynthProgram::global_base`],
+/// [`SynthProgram::flag_base`]), so the regions never overlap and small
+/// programs keep small addresses.
+pub const SYNTH_PM_BASE: u64 = 1 << 32;
+/// Regions start at multiples of this.
+const REGION_ALIGN: u64 = 1 << 32;
 
 const LINE: u64 = 128;
 const PM_WARP_BYTES: u64 = 64 * 1024;
@@ -66,6 +67,8 @@ pub struct SynthProgram {
     warps: u32,
     instrs: u32,
     seed: u64,
+    global_base: u64,
+    flag_base: u64,
 }
 
 impl SynthProgram {
@@ -98,12 +101,18 @@ impl SynthProgram {
                 smem: 0,
             })
             .collect();
+        // At most 2^26 warps x 64 KiB and 2^20 CTAs x 256 KiB: no overflow.
+        let pm_end = SYNTH_PM_BASE + ctas_per_kernel as u64 * warps_per_cta as u64 * PM_WARP_BYTES;
+        let global_base = pm_end.next_multiple_of(REGION_ALIGN);
+        let global_end = global_base + ctas_per_kernel as u64 * GLOBAL_CTA_BYTES;
         Ok(SynthProgram {
             kernels,
             ctas: ctas_per_kernel,
             warps: warps_per_cta,
             instrs: instrs_per_warp,
             seed,
+            global_base,
+            flag_base: global_end.next_multiple_of(REGION_ALIGN),
         })
     }
 
@@ -112,11 +121,23 @@ impl SynthProgram {
         self.kernels.len() as u64 * self.ctas as u64 * self.warps as u64 * self.instrs as u64
     }
 
+    /// Start of the volatile data: CTA `c` owns the 256 KiB at
+    /// `global_base() + c * 256 KiB`.
+    pub fn global_base(&self) -> u64 {
+        self.global_base
+    }
+
+    /// Start of the flag words: one word per release, never reused, so an
+    /// acquire can never miss the value it waits for.
+    pub fn flag_base(&self) -> u64 {
+        self.flag_base
+    }
+
     /// The flag word of release number `n` of CTA `cta` of kernel `k`.
     fn flag(&self, k: usize, cta: u32, n: u32) -> u64 {
         let pairs = (self.instrs / PAIR_EVERY + 1) as u64;
         let slot = ((k as u64 * self.ctas as u64) + cta as u64) * pairs + n as u64;
-        SYNTH_FLAG_BASE + 8 * slot
+        self.flag_base + 8 * slot
     }
 
     /// The code of warp `warp` of CTA `cta` of kernel `k` (empty when out of
@@ -128,7 +149,7 @@ impl SynthProgram {
         let mut rng = Rng::new([self.seed, k as u64, cta as u64, warp as u64]);
         let g = cta as u64 * self.warps as u64 + warp as u64;
         let pm = SYNTH_PM_BASE + g * PM_WARP_BYTES;
-        let vol = SYNTH_GLOBAL_BASE + cta as u64 * GLOBAL_CTA_BYTES;
+        let vol = self.global_base + cta as u64 * GLOBAL_CTA_BYTES;
         let pm_lines = PM_WARP_BYTES / LINE;
         let mut stores = 0u64;
         let mut ofence_due = false;

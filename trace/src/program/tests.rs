@@ -766,3 +766,96 @@ fn the_doc_shows_the_example_file() {
     let body = &body[..body.find("```").unwrap()];
     assert_eq!(body, file);
 }
+
+#[test]
+fn synth_regions_do_not_overlap() {
+    let s = SynthProgram::new(2, 70, 64, 200, 9).unwrap();
+    // 70 x 64 warps x 64 KiB = 280 MiB of PM: the next regions start at 8 and
+    // 12 GiB.
+    assert_eq!((s.global_base(), s.flag_base()), (2 << 32, 3 << 32));
+    for k in 0..2 {
+        for c in [0, 69] {
+            for w in s.cta(k, c).warps {
+                for i in w {
+                    let (lo, hi, spans) = match &i {
+                        Instr::St { space, addrs, .. } | Instr::Ld { space, addrs, .. } => {
+                            let Addrs::Strided { base, stride } = addrs else {
+                                panic!("synthetic accesses are strided: {i:?}");
+                            };
+                            let last = base + 31 * *stride as u64;
+                            let region = match space {
+                                Space::Pm => (SYNTH_PM_BASE, s.global_base()),
+                                _ => (s.global_base(), s.flag_base()),
+                            };
+                            (*base, last, region)
+                        }
+                        Instr::PAcq { flag, .. } | Instr::PRel { flag, .. } => {
+                            (*flag, *flag, (s.flag_base(), u64::MAX))
+                        }
+                        _ => continue,
+                    };
+                    assert!(lo >= spans.0 && hi < spans.1, "{i:?} outside {spans:x?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn damaged_files_give_errors_not_panics() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testbench/programs/example.prog"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut errors = 0;
+    // Every one-character deletion, and a few insertions, at every position.
+    for at in text.char_indices().map(|(i, _)| i) {
+        let mut cut = text.clone();
+        cut.remove(at);
+        errors += usize::from(parse_program(&cut, "cut").is_err());
+        for ins in ['[', ']', '0', '-', '='] {
+            let mut more = text.clone();
+            more.insert(at, ins);
+            errors += usize::from(parse_program(&more, "ins").is_err());
+        }
+    }
+    // Most damage is caught (a comment or a digit of a value is not).
+    assert!(
+        errors > text.len(),
+        "{errors} errors for {} positions",
+        text.len()
+    );
+}
+
+#[test]
+fn any_program_is_written_cta_by_cta() {
+    // A FileProgram: the same text as program_to_text.
+    let p = every_form();
+    let mut out = Vec::new();
+    write_program(&p, &mut out).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), program_to_text(&p));
+    // A generator: reads back as the CTAs it hands out.
+    let s = SynthProgram::new(2, 3, 2, 100, 5).unwrap();
+    let mut out = Vec::new();
+    write_program(&s, &mut out).unwrap();
+    let q = parse_program(std::str::from_utf8(&out).unwrap(), "synth.prog").unwrap();
+    assert_eq!(q.kernels, s.kernels());
+    for k in 0..2 {
+        for c in 0..3 {
+            assert_eq!(q.cta(k, c), s.cta(k, c));
+        }
+    }
+    // A write error is passed on, not swallowed.
+    struct Full;
+    impl std::io::Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let e = write_program(&s, &mut Full).unwrap_err();
+    assert_eq!(e.to_string(), "disk full");
+}

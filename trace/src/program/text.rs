@@ -7,8 +7,8 @@ use crate::ops::parse_num;
 use crate::types::{Scope, MAX_WARPS};
 
 use super::{
-    Addrs, CtaCode, FenceScope, FileProgram, Instr, KernelInfo, Space, Values, MAX_COMPUTE,
-    WARP_LANES,
+    Addrs, CtaCode, FenceScope, FileProgram, Instr, KernelInfo, Program, Space, Values,
+    MAX_COMPUTE, WARP_LANES,
 };
 
 /// A program file that could not be read: the file, the line and what is
@@ -299,9 +299,6 @@ fn parse_mem(kind: InstrKind, args: &[String]) -> Result<Instr, String> {
                     Some(s) => {
                         i += 1;
                         let step = signed(s, "a value step")?;
-                        if step.unsigned_abs() > u64::MAX as u128 {
-                            return Err(format!("value step `{s}` out of range"));
-                        }
                         // A negative step wraps, as lane values are computed.
                         let step = if step < 0 {
                             (step.unsigned_abs() as u64).wrapping_neg()
@@ -767,60 +764,129 @@ pub fn write_instr(i: &Instr) -> String {
     s
 }
 
+/// The `program`, `config`, `expect` lines.
+fn header(name: &str, config: &[(String, String, usize)], expects: &[Expectation]) -> String {
+    let mut s = format!("program {name}\n");
+    for (k, v, _) in config {
+        s.push_str(&format!("config {k}={v}\n"));
+    }
+    for e in expects {
+        s.push_str(&format!("expect {}\n", e.what));
+    }
+    s
+}
+
+fn kernel_line(kernel: &KernelInfo) -> String {
+    let mut s = format!(
+        "kernel {} grid={} block={}",
+        kernel.name, kernel.grid, kernel.block
+    );
+    if kernel.regs != 0 {
+        s.push_str(&format!(" regs={}", kernel.regs));
+    }
+    if kernel.smem != 0 {
+        s.push_str(&format!(" smem={}", kernel.smem));
+    }
+    s.push('\n');
+    s
+}
+
+/// The `cta` block of CTAs `lo..hi`, which share `code`.
+fn cta_block(lo: u64, hi: u64, code: &CtaCode) -> String {
+    let mut s = if hi == lo + 1 {
+        format!("cta {lo}\n")
+    } else {
+        format!("cta {lo}..{hi}\n")
+    };
+    for (w, instrs) in code.warps.iter().enumerate() {
+        if instrs.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("warp {w}\n"));
+        for i in instrs {
+            s.push_str("  ");
+            s.push_str(&write_instr(i));
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// Merges runs of consecutive CTAs with equal code into one block each,
+/// handing every finished block to `emit`. CTAs without code are left out.
+struct Runs<'a, E> {
+    emit: &'a mut E,
+    run: Option<(u64, u64, CtaCode)>,
+}
+
+impl<E: FnMut(String) -> std::io::Result<()>> Runs<'_, E> {
+    fn push(&mut self, c: u64, code: CtaCode) -> std::io::Result<()> {
+        if let Some((_, hi, prev)) = self.run.as_mut() {
+            if *hi == c && *prev == code {
+                *hi = c + 1;
+                return Ok(());
+            }
+        }
+        self.flush()?;
+        if !code.warps.is_empty() {
+            self.run = Some((c, c + 1, code));
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.run.take() {
+            Some((lo, hi, code)) => (self.emit)(cta_block(lo, hi, &code)),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Writes a program in the file form. Runs of consecutive CTAs with the same
 /// code share one `cta A..B` block; CTAs without code and warps without
 /// instructions are left out (they read back as such). Line numbers of
 /// `config` and `expect` items are those of the file they came from, so they
 /// change when written out.
 pub fn program_to_text(p: &FileProgram) -> String {
-    let mut s = format!("program {}\n", p.name);
-    for (k, v, _) in &p.config {
-        s.push_str(&format!("config {k}={v}\n"));
-    }
-    for e in &p.expects {
-        s.push_str(&format!("expect {}\n", e.what));
-    }
+    let mut s = header(&p.name, &p.config, &p.expects);
     for (k, kernel) in p.kernels.iter().enumerate() {
-        s.push_str(&format!(
-            "kernel {} grid={} block={}",
-            kernel.name, kernel.grid, kernel.block
-        ));
-        if kernel.regs != 0 {
-            s.push_str(&format!(" regs={}", kernel.regs));
-        }
-        if kernel.smem != 0 {
-            s.push_str(&format!(" smem={}", kernel.smem));
-        }
-        s.push('\n');
+        s.push_str(&kernel_line(kernel));
         let code = p.code.get(k).map(Vec::as_slice).unwrap_or(&[]);
-        let mut c = 0;
-        while c < code.len() {
-            if code[c].warps.is_empty() {
-                c += 1;
-                continue;
-            }
-            let mut end = c + 1;
-            while end < code.len() && code[end] == code[c] {
-                end += 1;
-            }
-            if end == c + 1 {
-                s.push_str(&format!("cta {c}\n"));
-            } else {
-                s.push_str(&format!("cta {c}..{end}\n"));
-            }
-            for (w, instrs) in code[c].warps.iter().enumerate() {
-                if instrs.is_empty() {
-                    continue;
-                }
-                s.push_str(&format!("warp {w}\n"));
-                for i in instrs {
-                    s.push_str("  ");
-                    s.push_str(&write_instr(i));
-                    s.push('\n');
-                }
-            }
-            c = end;
+        let mut text = String::new();
+        let mut emit = |b: String| {
+            text.push_str(&b);
+            Ok(())
+        };
+        let mut runs = Runs {
+            emit: &mut emit,
+            run: None,
+        };
+        // Writing to a String cannot fail.
+        for (c, cta) in code.iter().enumerate() {
+            let _ = runs.push(c as u64, cta.clone());
         }
+        let _ = runs.flush();
+        s.push_str(&text);
     }
     s
+}
+
+/// Writes any program, a generator included, in the file form, asking for
+/// one CTA at a time (every CTA of every grid), so the whole program is never
+/// held in memory. Same text as [`program_to_text`] for a [`FileProgram`].
+pub fn write_program(p: &dyn Program, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    out.write_all(header(p.name(), p.config(), p.expects()).as_bytes())?;
+    for (k, kernel) in p.kernels().iter().enumerate() {
+        out.write_all(kernel_line(kernel).as_bytes())?;
+        let mut emit = |b: String| out.write_all(b.as_bytes());
+        let mut runs = Runs {
+            emit: &mut emit,
+            run: None,
+        };
+        for c in 0..kernel.grid {
+            runs.push(c as u64, p.cta(k, c))?;
+        }
+        runs.flush()?;
+    }
+    Ok(())
 }
