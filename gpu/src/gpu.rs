@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::config::{GpuConfig, Model};
 use crate::flags::Flags;
 use crate::mem::{MemStats, MemSystem};
-use crate::sm::{Ctx, Sm, WState, CAUSES};
+use crate::sm::{Ctx, Fault, Sm, WState, CAUSES};
 use crate::stats::SmStats;
 
 /// Cycles without progress (an instruction other than a poll, or a flush)
@@ -86,6 +86,8 @@ pub struct Gpu {
     pub mem: MemSystem,
     pub flags: Flags,
     pub now: u64,
+    /// A fault injected into the model (negative controls).
+    pub fault: Fault,
 }
 
 impl Gpu {
@@ -109,6 +111,7 @@ impl Gpu {
             mem: MemSystem::new(cfg),
             flags: Flags::default(),
             now: 0,
+            fault: Fault::None,
         }
     }
 
@@ -199,6 +202,7 @@ impl Gpu {
                     }
                     let mut cx = Ctx {
                         cfg: &self.cfg,
+                        fault: self.fault,
                         mem: &mut self.mem,
                         flags: &mut self.flags,
                         now: t,
@@ -328,6 +332,7 @@ impl Gpu {
         for sm in &mut self.sms {
             let mut cx = Ctx {
                 cfg: &self.cfg,
+                fault: self.fault,
                 mem: &mut self.mem,
                 flags: &mut self.flags,
                 now,

@@ -34,9 +34,22 @@ pub use warp::{Cause, Phase, WState, Warp, CAUSES};
 /// Everything outside the SM it acts on.
 pub struct Ctx<'a> {
     pub cfg: &'a GpuConfig,
+    pub fault: Fault,
     pub mem: &'a mut MemSystem,
     pub flags: &'a mut Flags,
     pub now: u64,
+}
+
+/// A fault injected into the model (negative controls: the checks must
+/// catch it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fault {
+    #[default]
+    None,
+    /// Epoch and GPM ordering points do not flush the PM lines.
+    SkipEpochFlush,
+    /// SBRP treats device-scope acquires and releases as block scope.
+    DropScope,
 }
 
 /// A CTA resident on the SM.
@@ -527,7 +540,7 @@ impl Sm {
                 match cx.flags.read(flag, self.id, now) {
                     (v, rel) if v & mask == want => {
                         let acq = self.opref(w);
-                        let acq_scope = self.scope(cfg, scope);
+                        let acq_scope = self.scope(cx, scope);
                         if let Some((rel, rel_scope)) = rel {
                             self.emit(|| Event::Match {
                                 acq,
@@ -591,7 +604,7 @@ impl Sm {
                     self.store_pm_direct(cx, w);
                     return true;
                 }
-                let scope = self.scope(cfg, scope);
+                let scope = self.scope(cx, scope);
                 let remote = match scope {
                     Scope::Block => cfg.remote_visibility as u64,
                     Scope::Device => 0,
@@ -606,8 +619,10 @@ impl Sm {
     }
 
     /// The scope an op acts with (SBRP-device promotes block scope).
-    fn scope(&self, cfg: &GpuConfig, s: Scope) -> Scope {
-        if cfg.model == Model::SbrpDevice {
+    fn scope(&self, cx: &Ctx, s: Scope) -> Scope {
+        if cx.fault == Fault::DropScope {
+            Scope::Block
+        } else if cx.cfg.model == Model::SbrpDevice {
             Scope::Device
         } else {
             s
@@ -967,6 +982,7 @@ impl Sm {
                 break;
             };
             match step {
+                Step::FlushPm if cx.fault == Fault::SkipEpochFlush => {}
                 Step::FlushPm | Step::FlushVol => {
                     // The lines dirty when the step began, oldest first,
                     // one per cycle through the L1's write-back port.

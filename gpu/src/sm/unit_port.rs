@@ -16,7 +16,7 @@ use sbrp_trace::{Cell, Event, OrderingOp, Scope};
 
 use super::l1::{LineMap, Lookup};
 use super::warp::{Cause, Phase, WState};
-use super::{Ctx, Sm, EV_ACK_FLUSH};
+use super::{Ctx, Fault, Sm, EV_ACK_FLUSH};
 use crate::config::Model;
 use crate::mem::{Access, MemReq};
 
@@ -106,8 +106,10 @@ impl UnitState {
 }
 
 /// The unit's opcode for ordering instruction `i`.
-fn ordering_op(model: Model, i: &Instr) -> Op {
-    let dev = |s: Scope| s == Scope::Device || model == Model::SbrpDevice;
+fn ordering_op(cx: &Ctx, i: &Instr) -> Op {
+    let dev = |s: Scope| {
+        cx.fault != Fault::DropScope && (s == Scope::Device || cx.cfg.model == Model::SbrpDevice)
+    };
     match i {
         Instr::OFence | Instr::Bar => Op::OFence,
         Instr::DFence | Instr::Fence(_) => Op::DFence,
@@ -150,7 +152,7 @@ impl Sm {
         if warp.phase != Phase::Lines {
             return Some(Request {
                 warp: w,
-                op: ordering_op(cx.cfg.model, warp.op()),
+                op: ordering_op(cx, warp.op()),
                 slot: 0,
                 install: None,
             });
@@ -444,8 +446,8 @@ impl Sm {
         let kind = match &instr {
             Instr::OFence | Instr::Bar => Some(OrderingOp::OFence),
             Instr::DFence | Instr::Fence(_) => Some(OrderingOp::DFence),
-            Instr::PAcq { scope, .. } => Some(OrderingOp::PAcq(self.scope(cx.cfg, *scope))),
-            Instr::PRel { scope, .. } => Some(OrderingOp::PRel(self.scope(cx.cfg, *scope))),
+            Instr::PAcq { scope, .. } => Some(OrderingOp::PAcq(self.scope(cx, *scope))),
+            Instr::PRel { scope, .. } => Some(OrderingOp::PRel(self.scope(cx, *scope))),
             _ => None,
         };
         if let Some(kind) = kind {

@@ -79,15 +79,12 @@ pub fn run(a: &RunArgs) -> Result<Verdict> {
                 .with_context(|| format!("--sms {k}: a number of SMs (at least 1) or `all`"))?,
         ),
     };
-    let o = GpuRunOpts {
-        program: a.trace.clone().expect("clap requires --trace"),
-        config,
-        set,
-        shadow,
-        record: a.record.is_some(),
-        max_cycles: a.max_cycles,
-        mismatch_dir: a.mismatch_dir.clone(),
-    };
+    let mut o = GpuRunOpts::new(a.trace.clone().expect("clap requires --trace"), config);
+    o.set = set;
+    o.shadow = shadow;
+    o.record = a.record.is_some();
+    o.max_cycles = a.max_cycles;
+    o.mismatch_dir = a.mismatch_dir.clone();
     let t0 = std::time::Instant::now();
     let out = run_program(&o)?;
     let secs = t0.elapsed().as_secs_f64();
