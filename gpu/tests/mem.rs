@@ -60,12 +60,8 @@ fn lines_of_channel(m: &MemSystem, chan: u32, n: usize, from: u64) -> Vec<u64> {
 /// `n` lines per channel, interleaved over channels.
 fn lines_all_channels(m: &MemSystem, n: usize) -> Vec<u64> {
     let chans = m.config().dram.channels;
-    let per: Vec<Vec<u64>> = (0..chans)
-        .map(|ch| lines_of_channel(m, ch, n, 0))
-        .collect();
-    (0..n)
-        .flat_map(|i| per.iter().map(move |v| v[i]))
-        .collect()
+    let per: Vec<Vec<u64>> = (0..chans).map(|ch| lines_of_channel(m, ch, n, 0)).collect();
+    (0..n).flat_map(|i| per.iter().map(move |v| v[i])).collect()
 }
 
 // ---------------------------------------------------------------- latencies
@@ -231,7 +227,12 @@ fn pm_near_read_bandwidth() {
     let lines = lines_of_channel(&m, 5, N, 0);
     let d = burst(&mut m, &lines, Access::Read, true);
     let at: Vec<u64> = d.iter().map(|d| d.at).collect();
-    within(rate(&at, line_bytes(&c)), ch, TOL, "PM-near read one channel");
+    within(
+        rate(&at, line_bytes(&c)),
+        ch,
+        TOL,
+        "PM-near read one channel",
+    );
 
     let mut m = MemSystem::new(&c);
     let lines = lines_all_channels(&m, N / 4);
@@ -256,7 +257,12 @@ fn pm_near_write_bandwidth() {
     let lines = lines_of_channel(&m, 0, N, 0);
     let d = burst(&mut m, &lines, Access::Write, true);
     let dur: Vec<u64> = d[q..].iter().map(|d| d.durable).collect();
-    within(rate(&dur, line_bytes(&c)), ch, TOL, "PM-near write one channel");
+    within(
+        rate(&dur, line_bytes(&c)),
+        ch,
+        TOL,
+        "PM-near write one channel",
+    );
     assert_eq!(m.stats().pm_write_bytes, N as u64 * c.l1.line as u64);
 
     let mut m = MemSystem::new(&c);

@@ -120,6 +120,10 @@ pub struct MemSystem {
     last_now: u64,
     sector: u64,
     l2_latency: u64,
+    /// GDDR channel of each slice (slices are split evenly over channels).
+    gddr_chan: Vec<u32>,
+    /// PM channel (near) or PCIe link (far, per-channel) of each slice.
+    pm_chan: Vec<u32>,
 }
 
 impl MemSystem {
@@ -138,6 +142,12 @@ impl MemSystem {
             last_now: 0,
             sector: cfg.l1.sector as u64,
             l2_latency: fine(cfg.l2.latency as u64),
+            gddr_chan: (0..cfg.l2.slices)
+                .map(|s| s * cfg.dram.channels / cfg.l2.slices)
+                .collect(),
+            pm_chan: (0..cfg.l2.slices)
+                .map(|s| s * cfg.pm.channels / cfg.l2.slices)
+                .collect(),
         }
     }
 
@@ -170,7 +180,7 @@ impl MemSystem {
     #[inline]
     fn route(&mut self, now: u64, req: &MemReq) -> Done {
         let bytes = req.sectors.count_ones() as u64 * self.sector;
-        let sm = req.sm as usize % self.up.len();
+        let sm = req.sm as usize;
         let carries_data = req.access != Access::Read;
         let at_l2 = self.up[sm]
             .serve(fine(now), if carries_data { bytes } else { 0 })
@@ -184,15 +194,14 @@ impl MemSystem {
         } else {
             self.stats.l2_misses += 1;
         }
-        let slices = self.cfg.l2.slices;
-        let chan = l.slice * self.cfg.dram.channels / slices;
+        let chan = self.gddr_chan[l.slice as usize];
         if l.victim_dirty != 0 {
             let b = l.victim_dirty.count_ones() as u64 * self.sector;
             self.chans.gddr[chan as usize].serve(t_l2, b);
             self.stats.gddr_write_bytes += b;
             self.stats.l2_writebacks += 1;
         }
-        let pm_chan = l.slice * self.cfg.pm.channels / slices;
+        let pm_chan = self.pm_chan[l.slice as usize];
         match req.access {
             Access::Read | Access::Atomic => {
                 let mut data = t_l2.max(l.ready);
@@ -316,12 +325,13 @@ impl MemSystem {
             return;
         }
         let t = fine(now);
-        let (channels, slices, sector) = (self.cfg.dram.channels, self.cfg.l2.slices, self.sector);
+        let sector = self.sector;
         let gddr = &mut self.chans.gddr;
+        let chan = &self.gddr_chan;
         let stats = &mut self.stats;
         self.l2.flush(|slice, dirty| {
             let b = dirty.count_ones() as u64 * sector;
-            gddr[(slice * channels / slices) as usize].serve(t, b);
+            gddr[chan[slice as usize] as usize].serve(t, b);
             stats.gddr_write_bytes += b;
             stats.l2_flush_bytes += b;
         });
