@@ -1,9 +1,10 @@
 //! Speed of the memory-system model (`docs/model-memory.md` §8, "Speed"):
 //! sends a synthetic mix of requests (30 SMs, reads, writes and atomics,
 //! half to PM, a working set larger than the L2) in non-decreasing time and
-//! prints requests per second of host time, for PM-near and PM-far, at a
-//! light load (one request every 2 cycles: queues mostly short) and a heavy
-//! one (4 per cycle: PM saturated, queues of millions of cycles).
+//! prints requests per second of host time, for PM-near and PM-far, an
+//! L2-resident and a larger working set, at one request per cycle (PM
+//! channels busy) and 4 per cycle (PM saturated, queues of millions of
+//! cycles).
 //!
 //! `cargo run --release -p sbrp-gpu --example mem_speed [requests]`
 
@@ -16,12 +17,14 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(20_000_000);
-    for (place, per_cycle) in [
-        (PmPlace::Near, 0.5),
-        (PmPlace::Near, 4.0),
-        (PmPlace::Far, 0.5),
-        (PmPlace::Far, 4.0),
+    for (place, lines, per_cycle) in [
+        (PmPlace::Near, 1 << 12, 1),
+        (PmPlace::Near, 1 << 16, 1),
+        (PmPlace::Near, 1 << 16, 4),
+        (PmPlace::Far, 1 << 12, 1),
+        (PmPlace::Far, 1 << 16, 1),
     ] {
+        let mask: u64 = lines - 1;
         let mut cfg = GpuConfig::default();
         cfg.pm.place = place;
         let mut m = MemSystem::new(&cfg);
@@ -40,12 +43,12 @@ fn main() {
             };
             let req = MemReq {
                 sm: (i % 30) as u32,
-                // 2^16 lines = 8 MB working set (the L2 holds 3 MB), with
-                // a sequential run every other request.
+                // A working set of `lines` lines (2^12: 512 KB, L2-resident;
+                // 2^16: 8 MB, the L2 holds 3 MB), random or sequential.
                 line: if x & 16 == 0 {
-                    (x >> 20) & 0xFFFF
+                    (x >> 20) & mask
                 } else {
-                    i & 0xFFFF
+                    i & mask
                 },
                 sectors: if x & 32 == 0 {
                     0xF
@@ -55,7 +58,7 @@ fn main() {
                 access,
                 pm: x & 64 != 0,
             };
-            let now = (i as f64 / per_cycle) as u64;
+            let now = i / per_cycle;
             let d = m.send(now, &req);
             sink = sink.wrapping_add(d.at ^ d.durable);
             if i % 1_000_000 == 999_999 {
@@ -65,8 +68,9 @@ fn main() {
         let secs = t.elapsed().as_secs_f64();
         let s = m.stats();
         println!(
-            "{place:?}, {per_cycle} requests/cycle: {n} requests in {secs:.3} s = {:.1} M requests/s \
+            "{place:?}, {} KB working set, {per_cycle} requests/cycle: {n} requests in {secs:.3} s = {:.1} M requests/s \
              (L2 hits {} misses {}, PM write {} MB, checksum {sink:x})",
+            lines * 128 / 1024,
             n as f64 / secs / 1e6,
             s.l2_hits,
             s.l2_misses,

@@ -35,7 +35,8 @@ pub fn cost_per_byte(bytes_per_cycle: f64) -> u64 {
     ((CYCLE as f64) / bytes_per_cycle).round().max(1.0) as u64
 }
 
-/// Idle intervals a server remembers for requests that arrive out of order.
+/// Idle intervals a server remembers for requests that arrive out of order
+/// (a power of two: they are kept in a ring).
 const GAPS: usize = 8;
 
 /// A FCFS bandwidth server with a fixed latency behind it.
@@ -60,7 +61,9 @@ pub struct Server {
     cost: u64,
     latency: u64,
     free_at: u64,
+    /// Remembered idle intervals: a ring of `ngaps` from `head`.
     gaps: [(u64, u64); GAPS],
+    head: usize,
     ngaps: usize,
     /// Requests served with a non-zero size.
     pub served: u64,
@@ -80,6 +83,7 @@ impl Server {
             latency: fine(latency_cycles),
             free_at: 0,
             gaps: [(0, 0); GAPS],
+            head: 0,
             ngaps: 0,
             served: 0,
             bytes: 0,
@@ -140,46 +144,76 @@ impl Server {
         (start, start + service)
     }
 
+    /// The `k`-th remembered interval (0 = oldest).
+    #[inline]
+    fn gap(&mut self, k: usize) -> &mut (u64, u64) {
+        &mut self.gaps[(self.head + k) & (GAPS - 1)]
+    }
+
+    /// Remembers the idle interval `[a, b)`, the latest so far, forgetting
+    /// the oldest when full. O(1): the intervals are a ring.
+    #[inline]
     fn push_gap(&mut self, a: u64, b: u64) {
         if self.ngaps == GAPS {
-            self.gaps.copy_within(1.., 0);
+            self.head = (self.head + 1) & (GAPS - 1);
             self.ngaps -= 1;
         }
-        self.gaps[self.ngaps] = (a, b);
+        *self.gap(self.ngaps) = (a, b);
         self.ngaps += 1;
     }
 
-    /// Places a request in the first remembered idle interval that holds it.
+    /// Removes the `k`-th interval.
+    fn remove_gap(&mut self, k: usize) {
+        for j in k..self.ngaps - 1 {
+            *self.gap(j) = *self.gap(j + 1);
+        }
+        self.ngaps -= 1;
+    }
+
+    /// Inserts `g` as the `k`-th interval (there is room).
+    fn insert_gap(&mut self, k: usize, g: (u64, u64)) {
+        let mut j = self.ngaps;
+        while j > k {
+            *self.gap(j) = *self.gap(j - 1);
+            j -= 1;
+        }
+        *self.gap(k) = g;
+        self.ngaps += 1;
+    }
+
+    /// Places a request in the first remembered idle interval that holds it
+    /// (they are disjoint and in time order).
     #[inline]
     fn fill_gap(&mut self, arrival: u64, service: u64) -> Option<u64> {
-        for i in 0..self.ngaps {
-            let (a, b) = self.gaps[i];
+        for k in 0..self.ngaps {
+            let (a, b) = *self.gap(k);
             let st = a.max(arrival);
-            if st + service <= b {
-                let left = st > a;
-                let right = st + service < b;
-                match (left, right) {
-                    (false, false) => {
-                        self.gaps.copy_within(i + 1..self.ngaps, i);
-                        self.ngaps -= 1;
-                    }
-                    (true, false) => self.gaps[i] = (a, st),
-                    (false, true) => self.gaps[i] = (st + service, b),
-                    (true, true) => {
-                        self.gaps[i] = (a, st);
-                        if self.ngaps == GAPS {
-                            // Forget the oldest interval to make room.
-                            self.gaps.copy_within(1..=i, 0);
-                            self.gaps[i] = (st + service, b);
-                        } else {
-                            self.gaps.copy_within(i + 1..self.ngaps, i + 2);
-                            self.gaps[i + 1] = (st + service, b);
-                            self.ngaps += 1;
-                        }
-                    }
-                }
-                return Some(st);
+            if st + service > b {
+                continue;
             }
+            let left = st > a;
+            let right = st + service < b;
+            match (left, right) {
+                (false, false) => self.remove_gap(k),
+                (true, false) => *self.gap(k) = (a, st),
+                (false, true) => *self.gap(k) = (st + service, b),
+                (true, true) if self.ngaps == GAPS && k == 0 => {
+                    // Full, and this is the oldest: forget its left part.
+                    *self.gap(0) = (st + service, b);
+                }
+                (true, true) => {
+                    let mut k = k;
+                    if self.ngaps == GAPS {
+                        // Forget the oldest interval to make room.
+                        self.head = (self.head + 1) & (GAPS - 1);
+                        self.ngaps -= 1;
+                        k -= 1;
+                    }
+                    *self.gap(k) = (a, st);
+                    self.insert_gap(k + 1, (st + service, b));
+                }
+            }
+            return Some(st);
         }
         None
     }
@@ -272,6 +306,32 @@ mod tests {
         // Does not fit before 100: booked after free_at.
         let (st, _) = s.serve(fine(95), 10);
         assert_eq!(st, fine(101));
+    }
+
+    #[test]
+    fn gap_ring_stays_ordered_when_full() {
+        let mut s = Server::new(1.0, 0);
+        // Ten idle intervals [10k+1, 10k+10) for k = 0..10: the ring keeps
+        // the last eight (k = 2..10).
+        for k in 0..=10u64 {
+            s.serve(fine(10 * k), 1);
+        }
+        assert_eq!(s.ngaps, GAPS);
+        // [1, 10) and [11, 20) are forgotten: the earliest fit is [21, 30).
+        assert_eq!(s.serve(fine(2), 1).0, fine(21));
+        // Split the oldest ([22, 30)) and then a middle one while full; the
+        // second split forgets the oldest ([25, 30)).
+        assert_eq!(s.serve(fine(23), 2).0, fine(23));
+        assert_eq!(s.serve(fine(55), 2).0, fine(55));
+        assert_eq!(s.serve(fine(21), 2).0, fine(31));
+        assert_eq!(s.serve(fine(51), 4).0, fine(51));
+        assert_eq!(s.serve(fine(51), 1).0, fine(57));
+        let mut prev = 0;
+        for k in 0..s.ngaps {
+            let (a, b) = *s.gap(k);
+            assert!(prev <= a && a < b, "ring out of order at {k}");
+            prev = b;
+        }
     }
 
     #[test]
