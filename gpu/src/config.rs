@@ -162,6 +162,9 @@ pub struct L2Config {
     pub latency: u32,
     /// Hash line addresses over slices (else low bits) [A: hashed index].
     pub hash: bool,
+    /// At each kernel end, write dirty volatile lines back to GDDR and
+    /// invalidate the L2 [A `-gpgpu_flush_l2_cache 1`].
+    pub flush_at_kernel_end: bool,
 }
 
 impl Default for L2Config {
@@ -172,6 +175,7 @@ impl Default for L2Config {
             assoc: 16,
             latency: 160,
             hash: true,
+            flush_at_kernel_end: true,
         }
     }
 }
