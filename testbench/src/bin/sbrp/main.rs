@@ -7,6 +7,7 @@
 
 mod area;
 mod args;
+mod bench_gpu;
 mod bench_unit;
 mod cosim;
 mod prove;
@@ -54,6 +55,10 @@ enum Cmd {
     /// Measure the reference model's speed (unit-cycles per second, one core).
     #[command(after_help = EXIT_CODES)]
     BenchUnit(bench_unit::BenchUnitArgs),
+    /// Measure the GPU model's speed (simulated warp instructions per second,
+    /// one core) on the synthetic benchmark program.
+    #[command(after_help = EXIT_CODES)]
+    BenchGpu(bench_gpu::BenchGpuArgs),
     /// Run a whole program (or a litmus trace) on the 30-SM GPU model under a
     /// preset or configuration: cycles, misses, traffic, flushes, stalls.
     #[command(after_help = EXIT_CODES)]
@@ -86,6 +91,7 @@ fn main() -> ExitCode {
         Cmd::Prove(a) => prove::run(a),
         Cmd::BenchUnit(a) => bench_unit::run(a),
         Cmd::Run(a) => run::run(a),
+        Cmd::BenchGpu(a) => bench_gpu::run(a),
     };
     match r {
         Ok(Verdict::Pass) => ExitCode::SUCCESS,

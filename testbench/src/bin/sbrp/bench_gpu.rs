@@ -1,0 +1,61 @@
+//! `sbrp bench-gpu`: the GPU model's speed in simulated warp instructions per
+//! second of wall time (one core), on the synthetic benchmark program
+//! (docs/trace-format.md, "Benchmark program") under chosen presets.
+
+use anyhow::{anyhow, Result};
+use clap::Args;
+use sbrp_gpu::{Gpu, RunOpts};
+use sbrp_trace::program::SynthProgram;
+
+use crate::Verdict;
+
+#[derive(Args)]
+pub struct BenchGpuArgs {
+    /// Presets to time (comma-separated).
+    #[arg(long, default_value = "sbrp-near,epoch-near,gpm-far")]
+    presets: String,
+    /// Kernels of the synthetic program.
+    #[arg(long, default_value_t = 2)]
+    kernels: u32,
+    /// CTAs per kernel.
+    #[arg(long, default_value_t = 240)]
+    ctas: u32,
+    /// Warps per CTA.
+    #[arg(long, default_value_t = 8)]
+    warps: u32,
+    /// Instructions per warp.
+    #[arg(long, default_value_t = 256)]
+    instrs: u32,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+pub fn run(a: &BenchGpuArgs) -> Result<Verdict> {
+    let prog = SynthProgram::new(a.kernels, a.ctas, a.warps, a.instrs, a.seed).map_err(|e| anyhow!(e))?;
+    println!(
+        "synthetic program: {} kernels x {} CTAs x {} warps x {} instructions = {} warp instructions",
+        a.kernels,
+        a.ctas,
+        a.warps,
+        a.instrs,
+        prog.total_instrs()
+    );
+    let mut ok = true;
+    for p in a.presets.split(',').map(str::trim) {
+        let cfg = sbrp_gpu::presets::preset_or_err(p).map_err(|e| anyhow!("--presets {p}: {e}"))?;
+        let mut gpu = Gpu::with_model_units(&cfg)?;
+        let t0 = std::time::Instant::now();
+        let r = gpu.run(&prog, RunOpts::default());
+        let secs = t0.elapsed().as_secs_f64();
+        ok &= r.finished && r.failures.is_empty();
+        println!(
+            "{p:<16} {:>12} cycles {:>10} warp instr in {secs:>6.2} s: {:>6.2} M warp-instr/s, {:>6.2} M cycles/s{}",
+            r.cycles,
+            r.sm.instrs,
+            r.sm.instrs as f64 / secs / 1e6,
+            r.cycles as f64 / secs / 1e6,
+            if r.finished { "" } else { "  NOT FINISHED" }
+        );
+    }
+    Ok(Verdict::of(ok))
+}
