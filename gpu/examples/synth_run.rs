@@ -15,10 +15,16 @@ fn main() {
     let t0 = std::time::Instant::now();
     let r = gpu.run(&prog, RunOpts::default());
     let s = t0.elapsed().as_secs_f64();
-    println!("{preset}: {} cycles, {} instrs, {:.3} s, finished {}", r.cycles, r.sm.instrs, s, r.finished);
+    println!(
+        "{preset}: {} cycles, {} instrs, {:.3} s, finished {}",
+        r.cycles, r.sm.instrs, s, r.finished
+    );
     println!("sm {:?}", r.sm);
     println!("mem {:?}", r.mem);
     println!("stalls {:?}", r.stalls);
+    for f in &r.failures {
+        println!("failure: {f}");
+    }
     if let Some(d) = r.deadlock {
         println!("{}", &d[..d.len().min(3000)]);
     }

@@ -19,6 +19,8 @@ pub struct SmStats {
     /// PM line write-backs (SBRP flushes, epoch flushes, evictions).
     pub pm_flushes: u64,
     pub evict_flushes: u64,
+    /// Eviction flushes whose words had already left with a head flush.
+    pub empty_evict_flushes: u64,
     pub replays: u64,
     pub waits: u64,
     pub fence_delays: u64,
@@ -37,6 +39,7 @@ impl SmStats {
         self.coalesced += o.coalesced;
         self.pm_flushes += o.pm_flushes;
         self.evict_flushes += o.evict_flushes;
+        self.empty_evict_flushes += o.empty_evict_flushes;
         self.replays += o.replays;
         self.waits += o.waits;
         self.fence_delays += o.fence_delays;

@@ -79,6 +79,11 @@ pub const LATENCY_DEPENDENT: &[(&str, usize, &str)] = &[
         "warp 0.3's `delay 90` times its evictions against a 200-cycle persist",
     ),
     (
+        "starvation",
+        428,
+        "the stall needs the buffer still full when warp 0.0 stores; PM-far's slower acknowledgements drain it differently",
+    ),
+    (
         "19_eviction_other_warps_fence",
         38,
         "warp 0.3's delay times its eviction against a 200-cycle persist",

@@ -146,6 +146,14 @@ impl PbUnit for Lockstep {
         self.cycle += 1;
         oa
     }
+    /// Side B's state (the model's, in every pairing the bench builds):
+    /// drivers use it to see when the unit stands still.
+    fn probes(&self) -> Vec<sbrp_iface::Probe> {
+        self.b.probes()
+    }
+    fn probe_values(&self, out: &mut Vec<u64>) {
+        self.b.probe_values(out)
+    }
 }
 
 /// Every cycle of one unit: (cycle, inputs, outputs).

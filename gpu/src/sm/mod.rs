@@ -93,6 +93,8 @@ pub struct Sm {
     pub vol_out: u32,
     /// Kernel end: drain (SBRP `drain_all`; epoch: flush the PM lines).
     pub draining: bool,
+    /// A CTA finished since the last `reap`.
+    cta_done: bool,
     pub unit_state: unit_port::UnitState,
     next_flush: u64,
     pub rec: Option<Vec<Event>>,
@@ -121,6 +123,7 @@ impl Sm {
             pm_out: 0,
             vol_out: 0,
             draining: false,
+            cta_done: false,
             // A unit just reset holds nothing.
             unit_state: unit_port::UnitState::fresh(),
             next_flush: (id as u64) << 40,
@@ -209,6 +212,7 @@ impl Sm {
         self.regs += regs;
         self.smem += smem;
         self.live_warps += live;
+        self.cta_done |= live == 0;
         self.ctas[c] = CtaSlot {
             active: true,
             live,
@@ -232,7 +236,9 @@ impl Sm {
         }
         for w in &self.warps {
             match w.state {
-                WState::Ready | WState::UnitReq | WState::Steps => return now + 1,
+                WState::Ready | WState::UnitReq => return now + 1,
+                // A step waiting for acknowledgements wakes with their events.
+                WState::Steps if !self.steps_blocked(w) => return now + 1,
                 WState::Until(u) => t = t.min(u),
                 _ => {}
             }
@@ -278,8 +284,21 @@ impl Sm {
         )
     }
 
+    /// The warp's current step waits for acknowledgements still outstanding.
+    fn steps_blocked(&self, w: &Warp) -> bool {
+        match w.steps.get(w.step_i) {
+            Some(Step::WaitPm) => self.pm_out > 0,
+            Some(Step::WaitAll) => self.pm_out + self.vol_out > 0,
+            _ => false,
+        }
+    }
+
     /// Finished CTAs: their slots and resources are freed; returns how many.
     pub fn reap(&mut self) -> u32 {
+        if !self.cta_done {
+            return 0;
+        }
+        self.cta_done = false;
         let mut n = 0;
         for c in 0..self.ctas.len() {
             if self.ctas[c].active && self.ctas[c].live == 0 {
@@ -362,6 +381,7 @@ impl Sm {
             self.live_warps -= 1;
             let c = warp.cta;
             self.ctas[c].live -= 1;
+            self.cta_done |= self.ctas[c].live == 0;
         }
     }
 

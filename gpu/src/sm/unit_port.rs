@@ -57,8 +57,12 @@ pub struct UnitState {
     inv_pulse: bool,
     pub stall: u64,
     last_idle: bool,
+    /// The outputs of the last step, to see when the unit stands still.
+    prev_out: Option<PbOut>,
+    /// The unit's state (probe values) at the first quiet, unchanged cycle.
+    still_probe: Option<Vec<u64>>,
     /// Words of evicted lines awaiting their eviction flush, by L1 slot.
-    wb: LineMap<(u64, u8, Vec<(u64, u64)>)>,
+    wb: LineMap<VecDeque<(u64, u8, Vec<(u64, u64)>)>>,
     /// Flushes taken and not acknowledged.
     flush_out: u32,
     req_rr: usize,
@@ -140,6 +144,16 @@ impl Sm {
         let warp = &self.warps[w];
         if let Some(v) = warp.evict {
             if self.l1.lines[v].pinned {
+                return None;
+            }
+            if !self.l1.victim_dirty(v) {
+                // A head flush cleaned the victim meanwhile: the access
+                // goes on without an eviction.
+                let warp = &mut self.warps[w];
+                warp.evict = None;
+                if warp.phase != Phase::Lines {
+                    warp.ready(cx.now);
+                }
                 return None;
             }
             return Some(Request {
@@ -274,18 +288,40 @@ impl Sm {
         self.unit_state.stall = out.stall;
         self.unit_state.last_idle = out.idle;
         self.resume_waiting(out.stall, now);
-        let waiting = self
+        let requesting = self.warps.iter().any(|w| w.state == WState::UnitReq);
+        let stalled = self
             .warps
             .iter()
-            .any(|w| matches!(w.state, WState::UnitReq | WState::WaitStall { .. }));
+            .any(|w| matches!(w.state, WState::WaitStall { .. }));
+        // Idle inputs and the same outputs as the cycle before: the unit
+        // stands still until an input changes (an acknowledgement, a
+        // request, the drain), so it is not stepped meanwhile. Both sides
+        // of a lockstep pair skip the same cycles.
+        let quiet_in = !inp.req_valid
+            && inp.ack_count == 0
+            && !inp.inv_done
+            && !(out.flush_valid && inp.flush_ready);
+        let mut still = false;
+        if quiet_in && self.unit_state.prev_out == Some(out) {
+            // Stands still only if a quiet step left its state unchanged too.
+            let mut pv = Vec::new();
+            self.unit.as_ref().unwrap().probe_values(&mut pv);
+            if self.unit_state.still_probe.as_ref() == Some(&pv) {
+                still = true;
+            } else {
+                self.unit_state.still_probe = Some(pv);
+            }
+        } else {
+            self.unit_state.still_probe = None;
+        }
+        self.unit_state.prev_out = Some(out);
         let st = &self.unit_state;
         self.unit_state.busy = !st.pending.is_empty()
             || !st.acks.is_empty()
-            || !out.idle
             || st.inv != Inv::Idle
             || st.inv_pulse
-            || waiting
-            || inp.drain_all && !out.idle;
+            || requesting
+            || !still && (!out.idle || stalled);
     }
 
     fn taken(&mut self, r: Request, now: u64) {
@@ -310,7 +346,12 @@ impl Sm {
         let now = cx.now;
         let slot = out.flush_line as usize;
         let (tag, sectors, words) = if out.flush_evict {
-            match self.unit_state.wb.remove(&(slot as u64)) {
+            match self
+                .unit_state
+                .wb
+                .get_mut(&(slot as u64))
+                .and_then(VecDeque::pop_front)
+            {
                 Some(x) => x,
                 None => {
                     let t = self.l1.lines[slot].tag;
@@ -323,10 +364,20 @@ impl Sm {
             let (s, w) = self.l1.clean(slot);
             (t, s, w)
         };
-        if sectors == 0 {
+        if sectors == 0 && out.flush_evict {
+            // The line's words left with a head flush taken while the
+            // eviction was in flight; this flush carries nothing, and its
+            // write (same line, same memory path) is acknowledged after it.
+            self.stats.empty_evict_flushes += 1;
+        } else if sectors == 0 {
             self.unit_state.failures.push(format!(
-                "SM {}: cycle {now}: a flush of L1 line {slot} has no dirty data",
-                self.id
+                "SM {}: cycle {now}: {} flush of L1 line {slot} has no dirty data",
+                self.id,
+                if out.flush_evict {
+                    "an eviction"
+                } else {
+                    "a head"
+                }
             ));
         }
         let d = cx.mem.send(
@@ -408,7 +459,11 @@ impl Sm {
                 Op::Evict => {
                     let tag = self.l1.lines[p.slot].tag;
                     let (s, words) = self.l1.clean(p.slot);
-                    self.unit_state.wb.insert(p.slot as u64, (tag, s, words));
+                    self.unit_state
+                        .wb
+                        .entry(p.slot as u64)
+                        .or_default()
+                        .push_back((tag, s, words));
                     self.l1.drop_line(p.slot);
                     self.warps[w].evict = None;
                     // The access that needed the room issues again.

@@ -31,7 +31,8 @@ pub struct BenchGpuArgs {
 }
 
 pub fn run(a: &BenchGpuArgs) -> Result<Verdict> {
-    let prog = SynthProgram::new(a.kernels, a.ctas, a.warps, a.instrs, a.seed).map_err(|e| anyhow!(e))?;
+    let prog =
+        SynthProgram::new(a.kernels, a.ctas, a.warps, a.instrs, a.seed).map_err(|e| anyhow!(e))?;
     println!(
         "synthetic program: {} kernels x {} CTAs x {} warps x {} instructions = {} warp instructions",
         a.kernels,
