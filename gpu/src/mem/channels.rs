@@ -43,23 +43,25 @@ impl PmDevice {
         }
     }
 
-    /// A read of `bytes` arriving at fine time `t`: returns when its data
-    /// leaves the device (service + device latency).
+    /// A read of `bytes` arriving at fine time `t` (no request arrives
+    /// before `floor` any more): returns when its data leaves the device
+    /// (service + device latency).
     #[inline]
-    pub fn read(&mut self, t: u64, bytes: u64) -> u64 {
+    pub fn read(&mut self, floor: u64, t: u64, bytes: u64) -> u64 {
         self.read_bytes += bytes;
-        let (_, end) = self.path.book(t, bytes * self.read_cost);
+        let (_, end) = self.path.book(floor, t, bytes * self.read_cost);
         end + self.latency
     }
 
-    /// A write of `bytes` arriving at fine time `t`: returns when it is
-    /// accepted into the write-pending queue (the ADR persistence point).
-    /// Its service on the data path follows in the background.
+    /// A write of `bytes` arriving at fine time `t` (no request arrives
+    /// before `floor` any more): returns when it is accepted into the
+    /// write-pending queue (the ADR persistence point). Its service on the
+    /// data path follows in the background.
     #[inline]
-    pub fn write(&mut self, t: u64, bytes: u64) -> u64 {
+    pub fn write(&mut self, floor: u64, t: u64, bytes: u64) -> u64 {
         self.write_bytes += bytes;
         let accepted = self.wpq.enter(t);
-        let (_, end) = self.path.book(accepted, bytes * self.write_cost);
+        let (_, end) = self.path.book(floor, accepted, bytes * self.write_cost);
         self.wpq.leave(end);
         accepted
     }

@@ -33,18 +33,17 @@ struct Meta {
     dirty: u8,
 }
 
-/// The L2: every set is one block of words, its tags (line number + 1,
-/// 0 = invalid) followed by its LRU stamps packed two per word (larger =
-/// more recent, 0 = never used), so a lookup reads a few adjacent host cache
-/// lines; the rest of a way's state is in `meta`.
+/// The L2: per set, its tags (line number + 1, 0 = invalid) in `tags` and
+/// its LRU stamps (larger = more recent, 0 = never used) in `lru`, both
+/// contiguous so that the tag match and the victim choice are branch-free
+/// scans of 16 values; the rest of a way's state is in `meta`.
 pub struct L2 {
     slices: u32,
     sets: u32,
     assoc: usize,
-    /// Words per set block.
-    stride: usize,
     hash: bool,
-    blocks: Vec<u64>,
+    tags: Vec<u64>,
+    lru: Vec<u32>,
     meta: Vec<Meta>,
     stamp: u32,
     /// Lookups per slice.
@@ -55,18 +54,17 @@ impl L2 {
     pub fn new(cfg: &GpuConfig) -> L2 {
         let c = &cfg.l2;
         assert!(c.slices > 0 && c.assoc > 0, "L2 needs slices and ways");
+        assert!(c.assoc <= 256, "at most 256 L2 ways");
         let sets = (c.slice_size / cfg.l1.line / c.assoc).max(1);
-        let assoc = c.assoc as usize;
-        let stride = assoc + assoc.div_ceil(2);
-        let nsets = (c.slices * sets) as usize;
+        let n = (c.slices * sets) as usize * c.assoc as usize;
         L2 {
             slices: c.slices,
             sets,
-            assoc,
-            stride,
+            assoc: c.assoc as usize,
             hash: c.hash,
-            blocks: vec![0; nsets * stride],
-            meta: vec![Meta::default(); nsets * assoc],
+            tags: vec![0; n],
+            lru: vec![0; n],
+            meta: vec![Meta::default(); n],
             stamp: 0,
             slice_accesses: vec![0; c.slices as usize],
         }
@@ -92,13 +90,6 @@ impl L2 {
         }
     }
 
-    #[inline]
-    fn set_lru(block: &mut [u64], assoc: usize, way: usize, stamp: u32) {
-        let w = &mut block[assoc + way / 2];
-        let sh = 32 * (way & 1);
-        *w = (*w & !(0xFFFF_FFFF << sh)) | ((stamp as u64) << sh);
-    }
-
     /// Looks `line` up for `sectors`, allocating it (LRU victim) on a tag
     /// miss, and makes it the most recent in its set.
     #[inline]
@@ -110,12 +101,16 @@ impl L2 {
         }
         self.stamp += 1;
         let a = self.assoc;
-        let set_idx = (slice * self.sets + set) as usize;
-        let block = &mut self.blocks[set_idx * self.stride..(set_idx + 1) * self.stride];
+        let base = (slice * self.sets + set) as usize * a;
         let tag = line + 1;
-        if let Some(i) = block[..a].iter().position(|&t| t == tag) {
-            Self::set_lru(block, a, i, self.stamp);
-            let idx = set_idx * a + i;
+        let tags = &self.tags[base..base + a];
+        let found = match <&[u64; 16]>::try_from(tags) {
+            Ok(t16) => find(t16, tag),
+            Err(_) => find(tags, tag),
+        };
+        if found != usize::MAX {
+            let idx = base + found;
+            self.lru[idx] = self.stamp;
             let m = &self.meta[idx];
             let missing = sectors & !m.valid;
             return Lookup {
@@ -127,22 +122,17 @@ impl L2 {
                 idx,
             };
         }
-        // Invalid ways have stamp 0 and win; ties go to the lowest way.
-        let mut victim = 0;
-        let mut oldest = u32::MAX;
-        for (j, &w) in block[a..].iter().enumerate() {
-            for (k, stamp) in [w as u32, (w >> 32) as u32].into_iter().enumerate() {
-                let i = 2 * j + k;
-                if i < a && stamp < oldest {
-                    oldest = stamp;
-                    victim = i;
-                }
-            }
-        }
-        let was_valid = block[victim] != 0;
-        block[victim] = tag;
-        Self::set_lru(block, a, victim, self.stamp);
-        let idx = set_idx * a + victim;
+        // The smallest (stamp, way): never-used ways (stamp 0) first, ties to
+        // the lowest way.
+        let lru = &self.lru[base..base + a];
+        let way = match <&[u32; 16]>::try_from(lru) {
+            Ok(l16) => oldest(l16),
+            Err(_) => oldest(lru),
+        };
+        let idx = base + way;
+        let was_valid = self.tags[idx] != 0;
+        self.tags[idx] = tag;
+        self.lru[idx] = self.stamp;
         let m = &mut self.meta[idx];
         let victim_dirty = if was_valid { m.dirty } else { 0 };
         *m = Meta::default();
@@ -160,19 +150,18 @@ impl L2 {
     /// every 2^32 lookups), keeping 0 for never-used ways.
     #[cold]
     fn renumber(&mut self) {
-        let a = self.assoc;
-        let mut order: Vec<(u32, usize)> = Vec::with_capacity(a);
-        for block in self.blocks.chunks_mut(self.stride) {
+        let mut order: Vec<(u32, usize)> = Vec::with_capacity(self.assoc);
+        for set in self.lru.chunks_mut(self.assoc) {
             order.clear();
-            order.extend((0..a).map(|i| ((block[a + i / 2] >> (32 * (i & 1))) as u32, i)));
+            order.extend(set.iter().enumerate().map(|(i, &s)| (s, i)));
             order.sort_unstable();
             for (rank, &(stamp, i)) in order.iter().enumerate() {
                 if stamp != 0 {
-                    Self::set_lru(block, a, i, rank as u32 + 1);
+                    set[i] = rank as u32 + 1;
                 }
             }
         }
-        self.stamp = a as u32 + 1;
+        self.stamp = self.assoc as u32 + 1;
     }
 
     /// Marks `sectors` of the looked-up line valid, with data at the slice
@@ -194,22 +183,50 @@ impl L2 {
     /// invalidates every line.
     pub fn flush(&mut self, mut wb: impl FnMut(u32, u8)) {
         let per_slice = self.sets as usize * self.assoc;
-        for (i, m) in self.meta.iter().enumerate() {
-            let set = i / self.assoc;
-            let tag = self.blocks[set * self.stride + i % self.assoc];
+        for (i, (m, &tag)) in self.meta.iter().zip(&self.tags).enumerate() {
             if tag != 0 && m.dirty != 0 {
                 wb((i / per_slice) as u32, m.dirty);
             }
         }
-        self.blocks.fill(0);
+        self.tags.fill(0);
+        self.lru.fill(0);
         self.meta.fill(Meta::default());
     }
 
     /// Forces the LRU stamp counter (tests of its wrap-around).
-    #[doc(hidden)]
-    pub fn set_stamp(&mut self, stamp: u32) {
+    #[cfg(test)]
+    fn set_stamp(&mut self, stamp: u32) {
         self.stamp = stamp;
     }
+}
+
+/// The way holding `tag`, or `usize::MAX`: a branch-free scan (at most one
+/// way matches), which the compiler unrolls and vectorises for the usual
+/// 16 ways (`T = [u64; 16]`).
+#[inline(always)]
+fn find<T: AsRef<[u64]> + ?Sized>(tags: &T, tag: u64) -> usize {
+    let mut found = usize::MAX;
+    for (i, &t) in tags.as_ref().iter().enumerate() {
+        if t == tag {
+            found = i;
+        }
+    }
+    found
+}
+
+/// The way with the smallest LRU stamp (never-used ways have 0), ties to
+/// the lowest way.
+#[inline(always)]
+fn oldest<T: AsRef<[u32]> + ?Sized>(lru: &T) -> usize {
+    let lru = lru.as_ref();
+    let min = lru.iter().copied().min().unwrap_or(0);
+    let mut way = 0;
+    for (i, &s) in lru.iter().enumerate().rev() {
+        if s == min {
+            way = i;
+        }
+    }
+    way
 }
 
 #[cfg(test)]

@@ -118,6 +118,9 @@ pub struct MemSystem {
     chans: Channels,
     far: Option<Far>,
     last_now: u64,
+    /// Fine time of the request being sent: no server sees an earlier
+    /// arrival any more.
+    floor: u64,
     sector: u64,
     l2_latency: u64,
     /// GDDR channel of each slice (slices are split evenly over channels).
@@ -140,6 +143,7 @@ impl MemSystem {
             chans: Channels::new(cfg, near),
             far: (!near).then(|| Far::new(cfg)),
             last_now: 0,
+            floor: 0,
             sector: cfg.l1.sector as u64,
             l2_latency: fine(cfg.l2.latency as u64),
             gddr_chan: (0..cfg.l2.slices)
@@ -182,8 +186,11 @@ impl MemSystem {
         let bytes = req.sectors.count_ones() as u64 * self.sector;
         let sm = req.sm as usize;
         let carries_data = req.access != Access::Read;
+        // No request reaches any server before `t0` any more.
+        let t0 = fine(now);
+        self.floor = t0;
         let at_l2 = self.up[sm]
-            .serve(fine(now), if carries_data { bytes } else { 0 })
+            .serve_after(t0, t0, if carries_data { bytes } else { 0 })
             .1;
         // The ROP latency is paid by every access before its tag outcome is
         // known; a miss leaves for memory after it.
@@ -197,7 +204,7 @@ impl MemSystem {
         let chan = self.gddr_chan[l.slice as usize];
         if l.victim_dirty != 0 {
             let b = l.victim_dirty.count_ones() as u64 * self.sector;
-            self.chans.gddr[chan as usize].serve(t_l2, b);
+            self.chans.gddr[chan as usize].serve_after(t0, t_l2, b);
             self.stats.gddr_write_bytes += b;
             self.stats.l2_writebacks += 1;
         }
@@ -211,7 +218,7 @@ impl MemSystem {
                         self.pm_read(pm_chan, t_l2, mb)
                     } else {
                         self.stats.gddr_read_bytes += mb;
-                        self.chans.gddr[chan as usize].serve(t_l2, mb).1
+                        self.chans.gddr[chan as usize].serve_after(t0, t_l2, mb).1
                     };
                     self.l2.fill(&l, l.missing, fetched);
                     data = data.max(fetched);
@@ -225,7 +232,7 @@ impl MemSystem {
                         self.l2.dirty(&l, req.sectors);
                     }
                 }
-                let at = cycles_ceil(self.down[sm].serve(data, bytes).1);
+                let at = cycles_ceil(self.down[sm].serve_after(t0, data, bytes).1);
                 Done {
                     at,
                     durable: durable.map_or(at, cycles_ceil),
@@ -262,10 +269,10 @@ impl MemSystem {
     fn pm_read(&mut self, chan: u32, t: u64, bytes: u64) -> u64 {
         self.stats.pm_read_bytes += bytes;
         match &mut self.far {
-            None => self.chans.pm[chan as usize].read(t, bytes),
+            None => self.chans.pm[chan as usize].read(self.floor, t, bytes),
             Some(far) => {
                 self.stats.pcie_to_gpu_bytes += bytes;
-                far.read(chan, t, bytes)
+                far.read(self.floor, chan, t, bytes)
             }
         }
     }
@@ -280,7 +287,7 @@ impl MemSystem {
             None => {
                 let dev = &mut self.chans.pm[chan as usize];
                 let stalls = dev.wpq.stalls;
-                let accepted = dev.write(t, bytes);
+                let accepted = dev.write(self.floor, t, bytes);
                 self.stats.wpq_stalls += dev.wpq.stalls - stalls;
                 // ADR (and eADR, which means nothing more near): durable on
                 // acceptance into the controller's write-pending queue.
@@ -289,7 +296,7 @@ impl MemSystem {
             Some(far) => {
                 self.stats.pcie_to_host_bytes += bytes;
                 let stalls = far.nvm.wpq.stalls;
-                let w = far.write(chan, t, bytes);
+                let w = far.write(self.floor, chan, t, bytes);
                 self.stats.wpq_stalls += far.nvm.wpq.stalls - stalls;
                 let durable = match self.cfg.pm.durability {
                     Durability::Adr => w.accepted,
@@ -331,7 +338,7 @@ impl MemSystem {
         let stats = &mut self.stats;
         self.l2.flush(|slice, dirty| {
             let b = dirty.count_ones() as u64 * sector;
-            gddr[chan[slice as usize] as usize].serve(t, b);
+            gddr[chan[slice as usize] as usize].serve_after(t, t, b);
             stats.gddr_write_bytes += b;
             stats.l2_flush_bytes += b;
         });

@@ -61,22 +61,23 @@ impl Far {
     }
 
     /// A read of `bytes` for memory channel `chan` leaving the GPU at fine
-    /// time `t`: returns when its data is back at the GPU side of the link.
-    /// The request itself is a control packet (no bandwidth).
+    /// time `t` (nothing arrives before `floor` any more): returns when its
+    /// data is back at the GPU side of the link. The request itself is a
+    /// control packet (no bandwidth).
     #[inline]
-    pub fn read(&mut self, chan: u32, t: u64, bytes: u64) -> u64 {
+    pub fn read(&mut self, floor: u64, chan: u32, t: u64, bytes: u64) -> u64 {
         let l = self.link(chan);
         let (_, at_host) = self.up[l].serve(t, 0);
-        let data = self.nvm.read(at_host, bytes);
-        self.down[l].serve(data, bytes).1
+        let data = self.nvm.read(floor, at_host, bytes);
+        self.down[l].serve_after(floor, data, bytes).1
     }
 
     /// A write of `bytes` leaving the GPU at fine time `t`.
     #[inline]
-    pub fn write(&mut self, chan: u32, t: u64, bytes: u64) -> FarWrite {
+    pub fn write(&mut self, floor: u64, chan: u32, t: u64, bytes: u64) -> FarWrite {
         let l = self.link(chan);
-        let (_, crossed) = self.up[l].serve(t, bytes);
-        let accepted = self.nvm.write(crossed, bytes);
+        let (_, crossed) = self.up[l].serve_after(floor, t, bytes);
+        let accepted = self.nvm.write(floor, crossed, bytes);
         FarWrite { crossed, accepted }
     }
 

@@ -112,18 +112,27 @@ impl Server {
     /// of the latency behind the server.
     #[inline]
     pub fn serve(&mut self, arrival: u64, bytes: u64) -> (u64, u64) {
+        self.serve_after(0, arrival, bytes)
+    }
+
+    /// [`Self::serve`], also telling the server that no request will ever
+    /// arrive before `floor` again (the current send time): remembered idle
+    /// intervals that end by then are dropped.
+    #[inline]
+    pub fn serve_after(&mut self, floor: u64, arrival: u64, bytes: u64) -> (u64, u64) {
         if bytes == 0 {
             return (arrival, arrival + self.latency);
         }
         self.bytes += bytes;
-        let (start, end) = self.book(arrival, bytes * self.cost);
+        let (start, end) = self.book(floor, arrival, bytes * self.cost);
         (start, end + self.latency)
     }
 
     /// Books `service` fine units of occupancy for a request arriving at
-    /// `arrival`; returns `(start, end of service)`. No latency is added.
+    /// `arrival`, no request arriving before `floor` any more; returns
+    /// `(start, end of service)`. No latency is added.
     #[inline]
-    pub fn book(&mut self, arrival: u64, service: u64) -> (u64, u64) {
+    pub fn book(&mut self, floor: u64, arrival: u64, service: u64) -> (u64, u64) {
         self.served += 1;
         let start = if arrival >= self.free_at {
             if arrival > self.free_at && self.free_at > 0 {
@@ -131,7 +140,7 @@ impl Server {
             }
             self.free_at = arrival + service;
             arrival
-        } else if let Some(s) = self.fill_gap(arrival, service) {
+        } else if let Some(s) = self.fill_gap(floor, arrival, service) {
             s
         } else {
             let s = self.free_at;
@@ -184,7 +193,15 @@ impl Server {
     /// Places a request in the first remembered idle interval that holds it
     /// (they are disjoint and in time order).
     #[inline]
-    fn fill_gap(&mut self, arrival: u64, service: u64) -> Option<u64> {
+    fn fill_gap(&mut self, floor: u64, arrival: u64, service: u64) -> Option<u64> {
+        // The latest interval ends before the arrival: none can hold it.
+        if self.ngaps == 0 || self.gap(self.ngaps - 1).1 <= arrival {
+            return None;
+        }
+        while self.ngaps > 0 && self.gap(0).1 <= floor {
+            self.head = (self.head + 1) & (GAPS - 1);
+            self.ngaps -= 1;
+        }
         for k in 0..self.ngaps {
             let (a, b) = *self.gap(k);
             let st = a.max(arrival);
