@@ -20,10 +20,11 @@ use sbrp_iface::{FlushPolicy, ParamError, PbParams};
 use serde::{Deserialize, Serialize};
 
 /// The persistency model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Model {
     /// Scoped buffered release persistency: a persist buffer per SM [§5, §6].
+    #[default]
     Sbrp,
     /// SBRP with every block-scope operation promoted to device scope [§7.2, Fig. 7].
     SbrpDevice,

@@ -196,6 +196,7 @@ impl Gpu {
                         break 'kernels;
                     }
                 }
+                #[allow(clippy::needless_range_loop)] // `wake` and `self.sms` both
                 for s in 0..n {
                     if wake[s] > t {
                         continue;

@@ -12,9 +12,3 @@ pub mod stats;
 
 pub use config::GpuConfig;
 pub use gpu::{Gpu, KernelReport, RunOpts, RunReport};
-
-impl Default for config::Model {
-    fn default() -> Self {
-        config::Model::Sbrp
-    }
-}

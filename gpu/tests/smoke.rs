@@ -80,8 +80,10 @@ fn program(ctas: u32, warps: u32) -> FileProgram {
 }
 
 fn cfg(model: Model, place: PmPlace) -> GpuConfig {
-    let mut c = GpuConfig::default();
-    c.model = model;
+    let mut c = GpuConfig {
+        model,
+        ..GpuConfig::default()
+    };
     c.pm.place = place;
     c
 }

@@ -17,7 +17,13 @@ fn run(file: PathBuf, preset: &str) {
         file.display(),
         out.mismatch.as_ref().unwrap().0
     );
-    assert!(out.ok(), "{}: {:?} {:?}", file.display(), out.report.failures, out.failures);
+    assert!(
+        out.ok(),
+        "{}: {:?} {:?}",
+        file.display(),
+        out.report.failures,
+        out.failures
+    );
     assert!(out.report.sm.unit_steps > 0);
 }
 
@@ -30,7 +36,11 @@ fn rtl_shadows_every_sm_on_a_multi_kernel_program() {
 #[test]
 fn rtl_shadows_every_sm_on_cross_sm_litmus_traces() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus");
-    for t in ["07_device_release_acquire", "18_lost_update_across_sms", "12_gpkvs_transaction"] {
+    for t in [
+        "07_device_release_acquire",
+        "18_lost_update_across_sms",
+        "12_gpkvs_transaction",
+    ] {
         run(root.join(format!("{t}.trace")), "sbrp-near");
     }
 }

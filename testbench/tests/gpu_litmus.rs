@@ -6,7 +6,7 @@
 //! controls: a model that skips the epoch flush, or SBRP that drops device
 //! scope, must be caught.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use sbrp_gpu::sm::Fault;
 use sbrp_testbench::gpu_run::{run_program, ConfigSource, GpuRunOpts};
@@ -22,8 +22,8 @@ fn litmus() -> Vec<PathBuf> {
     v
 }
 
-fn run(f: &PathBuf, preset: &str, fault: Fault) -> (bool, String) {
-    let mut o = GpuRunOpts::new(f.clone(), ConfigSource::Preset(preset.into()));
+fn run(f: &Path, preset: &str, fault: Fault) -> (bool, String) {
+    let mut o = GpuRunOpts::new(f.to_path_buf(), ConfigSource::Preset(preset.into()));
     o.fault = fault;
     let out = run_program(&o).unwrap();
     let why = format!(

@@ -46,6 +46,9 @@ struct Request {
     install: Option<u64>,
 }
 
+/// An evicted line's tag, dirty sectors and written words.
+type Evicted = (u64, u8, Vec<(u64, u64)>);
+
 #[derive(Default)]
 pub struct UnitState {
     /// The unit must be stepped next cycle.
@@ -62,7 +65,7 @@ pub struct UnitState {
     /// The unit's state (probe values) at the first quiet, unchanged cycle.
     still_probe: Option<Vec<u64>>,
     /// Words of evicted lines awaiting their eviction flush, by L1 slot.
-    wb: LineMap<VecDeque<(u64, u8, Vec<(u64, u64)>)>>,
+    wb: LineMap<VecDeque<Evicted>>,
     /// Flushes taken and not acknowledged.
     flush_out: u32,
     req_rr: usize,
@@ -300,7 +303,7 @@ impl Sm {
         let quiet_in = !inp.req_valid
             && inp.ack_count == 0
             && !inp.inv_done
-            && !(out.flush_valid && inp.flush_ready);
+            && (!out.flush_valid || !inp.flush_ready);
         let mut still = false;
         if quiet_in && self.unit_state.prev_out == Some(out) {
             // Stands still only if a quiet step left its state unchanged too.
