@@ -461,6 +461,14 @@ pub trait PbUnit {
     fn probe_values(&self, out: &mut Vec<u64>) {
         let _ = out;
     }
+    /// Appends a key of the state that can change while the inputs are
+    /// idle (registers; memories change only with requests). A driver that
+    /// sees the outputs and this key unchanged over quiet cycles knows the
+    /// unit stands still and may stop stepping it until an input changes.
+    /// Default: every probe value.
+    fn state_key(&self, out: &mut Vec<u64>) {
+        self.probe_values(out)
+    }
 }
 
 /// One internal signal of an implementation, shown in its waveform.

@@ -417,6 +417,10 @@ impl PbUnit for PbModel {
         self.probe_fill(out)
     }
 
+    fn state_key(&self, out: &mut Vec<u64>) {
+        self.register_fill(out)
+    }
+
     #[inline]
     fn step(&mut self, inp: &PbIn) -> PbOut {
         // The outputs are the registers at the start of the cycle (§4.4).

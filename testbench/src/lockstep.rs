@@ -154,6 +154,9 @@ impl PbUnit for Lockstep {
     fn probe_values(&self, out: &mut Vec<u64>) {
         self.b.probe_values(out)
     }
+    fn state_key(&self, out: &mut Vec<u64>) {
+        self.b.state_key(out)
+    }
 }
 
 /// Every cycle of one unit: (cycle, inputs, outputs).

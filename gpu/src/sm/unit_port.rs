@@ -62,8 +62,11 @@ pub struct UnitState {
     last_idle: bool,
     /// The outputs of the last step, to see when the unit stands still.
     prev_out: Option<PbOut>,
-    /// The unit's state (probe values) at the first quiet, unchanged cycle.
-    still_probe: Option<Vec<u64>>,
+    /// The unit's state key at the previous quiet, unchanged cycle, and how
+    /// many such cycles in a row; a scratch buffer.
+    still_key: Vec<u64>,
+    still_n: u32,
+    key_buf: Vec<u64>,
     /// Words of evicted lines awaiting their eviction flush, by L1 slot.
     wb: LineMap<VecDeque<Evicted>>,
     /// Flushes taken and not acknowledged.
@@ -305,17 +308,22 @@ impl Sm {
             && !inp.inv_done
             && (!out.flush_valid || !inp.flush_ready);
         let mut still = false;
-        if quiet_in && self.unit_state.prev_out == Some(out) {
-            // Stands still only if a quiet step left its state unchanged too.
-            let mut pv = Vec::new();
-            self.unit.as_ref().unwrap().probe_values(&mut pv);
-            if self.unit_state.still_probe.as_ref() == Some(&pv) {
-                still = true;
+        let st = &mut self.unit_state;
+        if quiet_in && st.pending.is_empty() && st.prev_out == Some(out) {
+            // Stands still only if quiet steps left its registers unchanged
+            // too; two in a row empty the request pipeline and the input
+            // registers.
+            st.key_buf.clear();
+            self.unit.as_ref().unwrap().state_key(&mut st.key_buf);
+            if st.still_n > 0 && st.key_buf == st.still_key {
+                st.still_n += 1;
+                still = st.still_n >= 3;
             } else {
-                self.unit_state.still_probe = Some(pv);
+                st.still_n = 1;
+                std::mem::swap(&mut st.still_key, &mut st.key_buf);
             }
         } else {
-            self.unit_state.still_probe = None;
+            st.still_n = 0;
         }
         self.unit_state.prev_out = Some(out);
         let st = &self.unit_state;

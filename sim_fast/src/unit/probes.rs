@@ -67,6 +67,16 @@ impl PbModel {
 
     /// Read-only: the values of [`PbModel::probe_list`], in that order.
     pub(super) fn probe_fill(&self, out: &mut Vec<u64>) {
+        self.register_fill(out);
+        for i in 0..self.p.entries {
+            let e = self.e(i);
+            // A slot that is not live may hold stale words (§3): shown as they are.
+            out.extend([e.ty as u64, e.warps, e.line as u64, self.live(i) as u64]);
+        }
+    }
+
+    /// The registers of [`PbModel::probe_list`] (not the PB slots).
+    pub(super) fn register_fill(&self, out: &mut Vec<u64>) {
         out.extend([
             self.head as u64,
             self.tail as u64,
@@ -89,10 +99,5 @@ impl PbModel {
             self.inv_next,
             self.fifo_n as u64,
         ]);
-        for i in 0..self.p.entries {
-            let e = self.e(i);
-            // A slot that is not live may hold stale words (§3): shown as they are.
-            out.extend([e.ty as u64, e.warps, e.line as u64, self.live(i) as u64]);
-        }
     }
 }
