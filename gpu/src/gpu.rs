@@ -361,7 +361,7 @@ impl Gpu {
                 lines.push(format!("  SM {}: {}", sm.id, sm.describe()));
             }
             for (w, warp) in sm.warps.iter().enumerate() {
-                if matches!(warp.state, WState::Empty | WState::Done) {
+                if matches!(warp.state(), WState::Empty | WState::Done) {
                     continue;
                 }
                 let op = warp
@@ -371,7 +371,9 @@ impl Gpu {
                     .unwrap_or_default();
                 lines.push(format!(
                     "  warp {}.{w} at instruction {} ({op}): {:?}",
-                    sm.id, warp.pc, warp.state
+                    sm.id,
+                    warp.pc,
+                    warp.state()
                 ));
                 if lines.len() > 40 {
                     lines.push("  ...".into());

@@ -31,6 +31,9 @@ pub fn coalesce(
     out.clear();
     cells.clear();
     let size = size.max(1) as u64;
+    if values.is_none() && fast(mask, size, addrs, line_bytes, sector_bytes, out) {
+        return;
+    }
     // Lane words grouped by line: collected per lane, then gathered.
     let mut lane_line: [u32; 32] = [0; 32];
     let mut lanes: [(u64, u64); 32] = [(0, 0); 32];
@@ -81,6 +84,42 @@ pub fn coalesce(
     }
 }
 
+/// Without values to record: a broadcast, or lanes of one contiguous run
+/// of active lanes each `size` bytes apart, as byte ranges (no lane loop).
+fn fast(mask: u32, size: u64, addrs: &Addrs, lb: u64, sb: u64, out: &mut Vec<LineAcc>) -> bool {
+    let Addrs::Strided { base, stride } = *addrs else {
+        return false;
+    };
+    if mask == 0 {
+        return true;
+    }
+    let lo = mask.trailing_zeros() as u64;
+    let hi = 31 - mask.leading_zeros() as u64;
+    let contiguous = (mask >> lo).wrapping_add(1).is_power_of_two();
+    let (start, end) = match stride {
+        0 => (base, base + size),
+        s if s == size as i64 && contiguous => (base + lo * size, base + (hi + 1) * size),
+        _ => return false,
+    };
+    let mut a = start;
+    while a < end {
+        let line = a / lb;
+        let line_end = ((line + 1) * lb).min(end);
+        let mut sec = 0u8;
+        for s in (a % lb) / sb..=((line_end - 1) % lb) / sb {
+            sec |= 1 << s;
+        }
+        out.push(LineAcc {
+            line,
+            sectors: sec,
+            first: 0,
+            count: 0,
+        });
+        a = line_end;
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +151,28 @@ mod tests {
         assert!(out.iter().all(|l| l.sectors == 0b0010));
         assert_eq!(out[2].line, (0x2000 + 40 + 3 * 256) / 128);
         assert_eq!(cells[out[2].first as usize], (0x2000 + 40 + 768, 7));
+    }
+
+    /// The fast path gives what the lane loop gives.
+    #[test]
+    fn fast_path_agrees_with_the_lane_loop() {
+        let v = Values::Unknown;
+        for (base, stride, size, mask) in [
+            (0x1000u64, 4i64, 4u8, !0u32),
+            (0x1010, 4, 4, 0x0000_fff0),
+            (0x1078, 8, 8, !0),
+            (0x2000 + 100, 0, 4, !0),
+            (0x3000 + 124, 0, 4, 1),
+            (0x4000 + 64, 16, 16, 0x00ff_ff00),
+        ] {
+            let a = Addrs::Strided { base, stride };
+            let (mut f, mut slow, mut cells) = (vec![], vec![], vec![]);
+            coalesce(mask, size, &a, None, 128, 32, &mut f, &mut cells);
+            // With values the fast path is skipped: the lane loop runs.
+            coalesce(mask, size, &a, Some(&v), 128, 32, &mut slow, &mut cells);
+            let key = |v: &Vec<LineAcc>| v.iter().map(|l| (l.line, l.sectors)).collect::<Vec<_>>();
+            assert_eq!(key(&f), key(&slow), "{base:#x} {stride} {size} {mask:#x}");
+        }
     }
 
     #[test]

@@ -71,6 +71,20 @@ const EV_ACK_PM: u8 = 1;
 const EV_ACK_VOL: u8 = 2;
 /// An SBRP flush's acknowledgement; data = its ACTR epoch.
 const EV_ACK_FLUSH: u8 = 3;
+/// A warp's `Until` timer; data = the warp.
+const EV_TIMER: u8 = 4;
+
+/// Warps by what they need, kept in step with their states (`Sm::sync`):
+/// the loops over warps visit only these.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Masks {
+    pub ready: u64,
+    pub unitreq: u64,
+    pub waitstall: u64,
+    pub steps: u64,
+    /// `Until` timers that fired.
+    pub due: u64,
+}
 
 pub struct Sm {
     pub id: u32,
@@ -81,6 +95,9 @@ pub struct Sm {
     pub unit: Option<Box<dyn PbUnit>>,
     events: BinaryHeap<Reverse<(u64, u8, u32)>>,
     rr: usize,
+    pub masks: Masks,
+    /// A warp arrived at a barrier since the last check.
+    bar_arrived: bool,
     /// Threads, registers and shared memory in use.
     pub threads: u32,
     pub regs: u32,
@@ -114,6 +131,8 @@ impl Sm {
             unit,
             events: BinaryHeap::new(),
             rr: 0,
+            masks: Masks::default(),
+            bar_arrived: false,
             threads: 0,
             regs: 0,
             smem: 0,
@@ -132,6 +151,59 @@ impl Sm {
             scratch: Vec::new(),
             scratch_cells: Vec::new(),
         }
+    }
+
+    /// Brings the masks in step with warp `w`'s state (and arms its timer).
+    pub(super) fn sync(&mut self, w: usize) {
+        let b = 1u64 << w;
+        let m = &mut self.masks;
+        m.ready &= !b;
+        m.unitreq &= !b;
+        m.waitstall &= !b;
+        m.steps &= !b;
+        match self.warps[w].state() {
+            WState::Ready => m.ready |= b,
+            WState::UnitReq => m.unitreq |= b,
+            WState::WaitStall { .. } => m.waitstall |= b,
+            WState::Steps => m.steps |= b,
+            WState::Until(t) => self.events.push(Reverse((t, EV_TIMER, w as u32))),
+            WState::Barrier => self.bar_arrived = true,
+            _ => {}
+        }
+    }
+
+    pub(super) fn set_state(&mut self, w: usize, s: WState) {
+        self.warps[w].set(s);
+        self.sync(w);
+    }
+
+    pub(super) fn wait(&mut self, w: usize, s: WState, cause: Cause, now: u64) {
+        self.warps[w].wait(s, cause, now);
+        self.sync(w);
+    }
+
+    pub(super) fn ready(&mut self, w: usize, now: u64) {
+        self.warps[w].ready(now);
+        self.sync(w);
+    }
+
+    /// The masks recomputed from the states (for checks).
+    fn masks_of_states(&self) -> Masks {
+        let mut m = Masks {
+            due: self.masks.due,
+            ..Masks::default()
+        };
+        for (w, warp) in self.warps.iter().enumerate() {
+            let b = 1u64 << w;
+            match warp.state() {
+                WState::Ready => m.ready |= b,
+                WState::UnitReq => m.unitreq |= b,
+                WState::WaitStall { .. } => m.waitstall |= b,
+                WState::Steps => m.steps |= b,
+                _ => {}
+            }
+        }
+        m
     }
 
     fn emit(&mut self, e: impl FnOnce() -> Event) {
@@ -159,7 +231,7 @@ impl Sm {
         let free_warps = self
             .warps
             .iter()
-            .filter(|w| w.state == WState::Empty)
+            .filter(|w| w.state() == WState::Empty)
             .count() as u32;
         self.ctas.iter().any(|c| !c.active)
             && free_warps >= warps
@@ -180,7 +252,7 @@ impl Sm {
             let w = self
                 .warps
                 .iter()
-                .position(|w| w.state == WState::Empty)
+                .position(|w| w.state() == WState::Empty)
                 .expect("fits() checked");
             let warp = &mut self.warps[w];
             let stalled = warp.stalled;
@@ -189,23 +261,24 @@ impl Sm {
             warp.stalled = stalled;
             warp.instrs = instrs;
             warp.cta = c;
-            warp.code = prog;
-            warp.state = if warp.code.is_empty() {
+            warp.code = prog.into();
+            let st = if warp.code.is_empty() {
                 WState::Done
             } else {
                 WState::Ready
             };
             warp.since = now;
+            self.set_state(w, st);
             slots.push(w);
         }
         let live = slots
             .iter()
-            .filter(|&&w| self.warps[w].state != WState::Done)
+            .filter(|&&w| self.warps[w].state() != WState::Done)
             .count() as u32;
         // Warps with no code leave at once.
         for &w in &slots {
-            if self.warps[w].state == WState::Done {
-                self.warps[w].state = WState::Empty;
+            if self.warps[w].state() == WState::Done {
+                self.set_state(w, WState::Empty);
             }
         }
         self.threads += threads;
@@ -230,18 +303,28 @@ impl Sm {
         if self.unit_state.busy || self.draining_busy() {
             return now + 1;
         }
+        debug_assert_eq!(
+            self.masks,
+            self.masks_of_states(),
+            "SM {} warp masks",
+            self.id
+        );
+        let m = &self.masks;
+        if m.ready | m.unitreq | m.due != 0 {
+            return now + 1;
+        }
+        // A step waiting for acknowledgements wakes with their events.
+        let mut st = m.steps;
+        while st != 0 {
+            let w = st.trailing_zeros() as usize;
+            st &= st - 1;
+            if !self.steps_blocked(&self.warps[w]) {
+                return now + 1;
+            }
+        }
         let mut t = u64::MAX;
         if let Some(Reverse((e, _, _))) = self.events.peek() {
             t = t.min(*e);
-        }
-        for w in &self.warps {
-            match w.state {
-                WState::Ready | WState::UnitReq => return now + 1,
-                // A step waiting for acknowledgements wakes with their events.
-                WState::Steps if !self.steps_blocked(w) => return now + 1,
-                WState::Until(u) => t = t.min(u),
-                _ => {}
-            }
         }
         t.max(now + 1)
     }
@@ -304,8 +387,8 @@ impl Sm {
             if self.ctas[c].active && self.ctas[c].live == 0 {
                 let cta = std::mem::take(&mut self.ctas[c]);
                 for w in cta.warps {
-                    self.warps[w].state = WState::Empty;
-                    self.warps[w].code = Vec::new();
+                    self.set_state(w, WState::Empty);
+                    self.warps[w].code = std::rc::Rc::from(Vec::new());
                 }
                 self.threads -= cta.threads;
                 self.regs -= cta.regs;
@@ -350,12 +433,21 @@ impl Sm {
                     self.pm_out -= 1;
                     self.unit_state.ack(data as u8);
                 }
+                EV_TIMER => {
+                    let w = data as usize;
+                    if matches!(self.warps[w].state(), WState::Until(u) if u <= now) {
+                        self.masks.due |= 1 << w;
+                    }
+                }
                 _ => unreachable!(),
             }
         }
     }
 
     fn release_barriers(&mut self, now: u64) {
+        if !std::mem::take(&mut self.bar_arrived) {
+            return;
+        }
         for c in 0..self.ctas.len() {
             let cta = &mut self.ctas[c];
             if !cta.active || cta.live == 0 || cta.at_barrier != cta.live {
@@ -364,8 +456,8 @@ impl Sm {
             cta.at_barrier = 0;
             let ws = cta.warps.clone();
             for w in ws {
-                if self.warps[w].state == WState::Barrier {
-                    self.warps[w].ready(now);
+                if self.warps[w].state() == WState::Barrier {
+                    self.ready(w, now);
                     self.finish_instr(w);
                 }
             }
@@ -377,7 +469,12 @@ impl Sm {
         let warp = &mut self.warps[w];
         warp.instrs += 1;
         self.stats.instrs += 1;
-        if warp.advance() {
+        let done = warp.advance();
+        self.sync(w);
+        if done {
+            let warp = &self.warps[w];
+            // The CTA's barrier may now be complete.
+            self.bar_arrived = true;
             self.live_warps -= 1;
             let c = warp.cta;
             self.ctas[c].live -= 1;
@@ -385,35 +482,42 @@ impl Sm {
         }
     }
 
-    /// Up to `schedulers` warps issue, round robin.
+    /// Up to `schedulers` warps issue, round robin; warps whose timer
+    /// fired become ready (or go on with their steps).
     fn issue(&mut self, cx: &mut Ctx) {
         let now = cx.now;
         let n = self.warps.len();
         let mut issued = 0;
         let sched = cx.cfg.core.schedulers;
-        for k in 0..n {
-            let w = (self.rr + k) % n;
-            match self.warps[w].state {
-                WState::Until(t) if t <= now => {
-                    let warp = &mut self.warps[w];
-                    if !warp.steps.is_empty() {
-                        // A fence delay inside steps is over: the steps go on.
-                        warp.state = WState::Steps;
-                        self.run_steps(cx, w);
-                        continue;
-                    }
-                    warp.ready(now);
-                }
-                WState::Steps => {
-                    self.run_steps(cx, w);
-                    continue;
-                }
-                _ => {}
-            }
-            if self.warps[w].state != WState::Ready {
+        let m = self.masks;
+        let cand = (m.ready | m.due | m.steps).rotate_right(self.rr as u32);
+        let mut bits = cand;
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let w = (self.rr + k) % 64;
+            if w >= n {
                 continue;
             }
-            if issued >= sched {
+            if self.masks.due >> w & 1 == 1 {
+                self.masks.due &= !(1 << w);
+                if let WState::Until(t) = self.warps[w].state() {
+                    if t <= now {
+                        if !self.warps[w].steps.is_empty() {
+                            // A fence delay inside steps is over: the steps go on.
+                            self.set_state(w, WState::Steps);
+                            self.run_steps(cx, w);
+                            continue;
+                        }
+                        self.ready(w, now);
+                    }
+                }
+            }
+            if self.warps[w].state() == WState::Steps {
+                self.run_steps(cx, w);
+                continue;
+            }
+            if self.warps[w].state() != WState::Ready || issued >= sched {
                 continue;
             }
             if self.exec(cx, w) {
@@ -429,8 +533,9 @@ impl Sm {
         let cfg = cx.cfg;
         let model = cfg.model;
         let sbrp = self.unit.is_some();
-        let instr = self.warps[w].op().clone();
-        match instr {
+        let code = self.warps[w].code.clone();
+        let instr = &code[self.warps[w].pc];
+        match *instr {
             Instr::Compute { cycles } => {
                 self.finish_instr(w);
                 self.set_until_after_finish(w, now + cycles as u64, now);
@@ -490,7 +595,7 @@ impl Sm {
                 self.ldst_free = now + warp.acc.len() as u64;
                 if sbrp {
                     self.warps[w].phase = Phase::Lines;
-                    self.warps[w].wait(WState::UnitReq, Cause::PersistBuffer, now);
+                    self.wait(w, WState::UnitReq, Cause::PersistBuffer, now);
                     true
                 } else {
                     self.store_pm_direct(cx, w)
@@ -508,7 +613,7 @@ impl Sm {
             Instr::Bar => {
                 let c = self.warps[w].cta;
                 self.ctas[c].at_barrier += 1;
-                self.warps[w].wait(WState::Barrier, Cause::Barrier, now);
+                self.wait(w, WState::Barrier, Cause::Barrier, now);
                 true
             }
             Instr::OFence | Instr::DFence | Instr::PAcq { .. } | Instr::PRel { .. }
@@ -517,7 +622,7 @@ impl Sm {
                 if sbrp {
                     self.unit_request(w, now);
                 } else {
-                    self.start_steps(w, steps::epoch_steps(model, &instr).unwrap(), now);
+                    self.start_steps(w, steps::epoch_steps(model, instr).unwrap(), now);
                 }
                 true
             }
@@ -526,7 +631,7 @@ impl Sm {
                     // A durable order entry first, then the fence's own part.
                     self.unit_request(w, now);
                 } else {
-                    self.start_steps(w, steps::epoch_steps(model, &instr).unwrap(), now);
+                    self.start_steps(w, steps::epoch_steps(model, instr).unwrap(), now);
                 }
                 true
             }
@@ -536,7 +641,7 @@ impl Sm {
                 true
             }
             Instr::Fence(_) | Instr::OFence | Instr::DFence => {
-                if instr == Instr::DFence
+                if *instr == Instr::DFence
                     && sbrp
                     && cfg.artifact.dfence_invalidates
                     && self.warps[w].phase == Phase::Ordered
@@ -584,7 +689,7 @@ impl Sm {
                         warp.instrs += 1;
                         self.stats.instrs += 1;
                         self.stats.polls += 1;
-                        warp.wait(WState::Until(now + lat as u64), Cause::Spin, now);
+                        self.wait(w, WState::Until(now + lat as u64), Cause::Spin, now);
                     }
                 }
                 true
@@ -618,7 +723,7 @@ impl Sm {
                     warp.flag_store = true;
                     if sbrp {
                         warp.phase = Phase::Lines;
-                        warp.wait(WState::UnitReq, Cause::PersistBuffer, now);
+                        self.wait(w, WState::UnitReq, Cause::PersistBuffer, now);
                         return true;
                     }
                     self.store_pm_direct(cx, w);
@@ -651,13 +756,13 @@ impl Sm {
 
     /// After `finish_instr`, the warp stays busy until `t` (a latency).
     fn set_until_after_finish(&mut self, w: usize, t: u64, now: u64) {
-        let warp = &mut self.warps[w];
-        if warp.state != WState::Done && t > now {
+        let warp = &self.warps[w];
+        if warp.state() != WState::Done && t > now {
             let cause = match warp.code.get(warp.pc.wrapping_sub(1)) {
                 Some(Instr::Compute { .. }) => Cause::Compute,
                 _ => Cause::Memory,
             };
-            warp.wait(WState::Until(t), cause, now);
+            self.wait(w, WState::Until(t), cause, now);
         }
     }
 
@@ -978,10 +1083,10 @@ impl Sm {
             // Back to the release: it publishes next.
             self.warps[w].phase = Phase::Ordered;
             self.warps[w].acc.clear();
-            self.warps[w].ready(now);
+            self.ready(w, now);
             return;
         }
-        self.warps[w].ready(now);
+        self.ready(w, now);
         self.finish_instr(w);
         self.set_until_after_finish(w, now + 1, now);
     }
@@ -990,7 +1095,7 @@ impl Sm {
         let warp = &mut self.warps[w];
         warp.steps = steps;
         warp.step_i = 0;
-        warp.wait(WState::Steps, Cause::Flush, now);
+        self.wait(w, WState::Steps, Cause::Flush, now);
     }
 
     /// Runs the warp's steps as far as they go this cycle.
@@ -1034,7 +1139,7 @@ impl Sm {
                     let warp = &mut self.warps[w];
                     warp.step_i += 1;
                     // `issue` resumes the steps when the delay is over.
-                    warp.state = WState::Until(t);
+                    self.set_state(w, WState::Until(t));
                     self.stats.fence_delays += 1;
                     return;
                 }
@@ -1051,9 +1156,9 @@ impl Sm {
         let warp = &mut self.warps[w];
         warp.steps = &[];
         warp.step_i = 0;
-        warp.ready(now);
-        match warp.phase {
-            Phase::Start => warp.phase = Phase::Ordered,
+        self.ready(w, now);
+        match self.warps[w].phase {
+            Phase::Start => self.warps[w].phase = Phase::Ordered,
             Phase::FenceSteps => self.finish_instr(w),
             _ => {}
         }

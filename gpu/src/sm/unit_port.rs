@@ -134,14 +134,14 @@ fn ordering_op(cx: &Ctx, i: &Instr) -> Op {
 impl Sm {
     /// Warp `w` sends its current ordering op to the unit.
     pub(super) fn unit_request(&mut self, w: usize, now: u64) {
-        self.warps[w].wait(WState::UnitReq, Cause::PersistBuffer, now);
+        self.wait(w, WState::UnitReq, Cause::PersistBuffer, now);
         self.unit_state.busy = true;
     }
 
     /// Warp `w` must evict dirty PM slot `v` through the unit first.
     pub(super) fn evict_request(&mut self, w: usize, v: usize, now: u64) {
         self.warps[w].evict = Some(v);
-        self.warps[w].wait(WState::UnitReq, Cause::PersistBuffer, now);
+        self.wait(w, WState::UnitReq, Cause::PersistBuffer, now);
         self.unit_state.busy = true;
     }
 
@@ -155,10 +155,9 @@ impl Sm {
             if !self.l1.victim_dirty(v) {
                 // A head flush cleaned the victim meanwhile: the access
                 // goes on without an eviction.
-                let warp = &mut self.warps[w];
-                warp.evict = None;
-                if warp.phase != Phase::Lines {
-                    warp.ready(cx.now);
+                self.warps[w].evict = None;
+                if self.warps[w].phase != Phase::Lines {
+                    self.ready(w, cx.now);
                 }
                 return None;
             }
@@ -229,14 +228,12 @@ impl Sm {
         // One request: the next warp waiting for the unit, round robin.
         let n = self.warps.len();
         let mut req = None;
-        for k in 0..n {
-            let w = (self.unit_state.req_rr + k) % n;
-            if self.warps[w].state != WState::UnitReq {
-                continue;
-            }
-            if self.unit_state.stall >> w & 1 == 1 {
-                continue;
-            }
+        let rr = self.unit_state.req_rr;
+        let mut bits = (self.masks.unitreq & !self.unit_state.stall).rotate_right(rr as u32);
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let w = (rr + k) % 64;
             if let Some(r) = self.request_of(cx, w) {
                 self.unit_state.req_rr = (w + 1) % n;
                 req = Some(r);
@@ -294,11 +291,8 @@ impl Sm {
         self.unit_state.stall = out.stall;
         self.unit_state.last_idle = out.idle;
         self.resume_waiting(out.stall, now);
-        let requesting = self.warps.iter().any(|w| w.state == WState::UnitReq);
-        let stalled = self
-            .warps
-            .iter()
-            .any(|w| matches!(w.state, WState::WaitStall { .. }));
+        let requesting = self.masks.unitreq != 0;
+        let stalled = self.masks.waitstall != 0;
         // Idle inputs and the same outputs as the cycle before: the unit
         // stands still until an input changes (an acknowledgement, a
         // request, the drain), so it is not stepped meanwhile. Both sides
@@ -347,8 +341,7 @@ impl Sm {
             op: r.op,
             slot: r.slot,
         });
-        let warp = &mut self.warps[r.warp];
-        warp.state = WState::InFlight;
+        self.set_state(r.warp, WState::InFlight);
         let _ = now;
     }
 
@@ -455,14 +448,17 @@ impl Sm {
         match RspKind::from_bits(out.rsp_kind) {
             RspKind::Replay => {
                 self.stats.replays += 1;
-                self.warps[w].state = WState::UnitReq;
+                self.set_state(w, WState::UnitReq);
             }
             RspKind::Wait => {
                 self.stats.waits += 1;
-                self.warps[w].state = WState::WaitStall {
-                    since: now,
-                    retry: true,
-                };
+                self.set_state(
+                    w,
+                    WState::WaitStall {
+                        since: now,
+                        retry: true,
+                    },
+                );
                 let warp = self.wid(w);
                 self.emit(|| Event::StallBegin { warp, cycle: now });
             }
@@ -478,11 +474,10 @@ impl Sm {
                     self.l1.drop_line(p.slot);
                     self.warps[w].evict = None;
                     // The access that needed the room issues again.
-                    let warp = &mut self.warps[w];
-                    if warp.phase == Phase::Lines {
-                        warp.state = WState::UnitReq;
+                    if self.warps[w].phase == Phase::Lines {
+                        self.set_state(w, WState::UnitReq);
                     } else {
-                        warp.ready(now);
+                        self.ready(w, now);
                     }
                 }
                 Op::Store => {
@@ -497,7 +492,7 @@ impl Sm {
                     let warp = &mut self.warps[w];
                     warp.acc_i += 1;
                     if warp.acc_i < warp.acc.len() {
-                        warp.state = WState::UnitReq;
+                        self.set_state(w, WState::UnitReq);
                     } else {
                         self.after_pm_store(cx, w);
                     }
@@ -530,23 +525,28 @@ impl Sm {
             });
         }
         if op.stalls_in_odm() {
-            self.warps[w].state = WState::WaitStall {
-                since: now,
-                retry: false,
-            };
+            self.set_state(
+                w,
+                WState::WaitStall {
+                    since: now,
+                    retry: false,
+                },
+            );
             let warp = self.wid(w);
             self.emit(|| Event::StallBegin { warp, cycle: now });
         } else {
-            let warp = &mut self.warps[w];
-            warp.phase = Phase::Ordered;
-            warp.ready(now);
+            self.warps[w].phase = Phase::Ordered;
+            self.ready(w, now);
         }
     }
 
     /// Warps waiting on `stall` resume once they see their bit low.
     fn resume_waiting(&mut self, stall: u64, now: u64) {
-        for w in 0..self.warps.len() {
-            let WState::WaitStall { since, retry } = self.warps[w].state else {
+        let mut bits = self.masks.waitstall;
+        while bits != 0 {
+            let w = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let WState::WaitStall { since, retry } = self.warps[w].state() else {
                 continue;
             };
             if now <= since || stall >> w & 1 == 1 {
@@ -554,12 +554,11 @@ impl Sm {
             }
             let warp = self.wid(w);
             self.emit(|| Event::StallEnd { warp, cycle: now });
-            let wp = &mut self.warps[w];
             if retry {
-                wp.state = WState::UnitReq;
+                self.set_state(w, WState::UnitReq);
             } else {
-                wp.phase = Phase::Ordered;
-                wp.ready(now);
+                self.warps[w].phase = Phase::Ordered;
+                self.ready(w, now);
             }
         }
     }

@@ -72,10 +72,12 @@ pub enum Phase {
 }
 
 pub struct Warp {
-    pub state: WState,
+    /// Written only through the SM, which keeps its warp masks in step.
+    st: WState,
     /// CTA slot of the SM.
     pub cta: usize,
-    pub code: Vec<Instr>,
+    /// Shared so that issuing reads an instruction without copying it.
+    pub code: std::rc::Rc<[Instr]>,
     pub pc: usize,
     pub phase: Phase,
     /// Lines of the current PM store and the next one to send.
@@ -100,9 +102,9 @@ pub struct Warp {
 impl Warp {
     pub fn empty() -> Warp {
         Warp {
-            state: WState::Empty,
+            st: WState::Empty,
             cta: 0,
-            code: Vec::new(),
+            code: std::rc::Rc::from(Vec::new()),
             pc: 0,
             phase: Phase::Start,
             acc: Vec::new(),
@@ -120,6 +122,15 @@ impl Warp {
         }
     }
 
+    pub fn state(&self) -> WState {
+        self.st
+    }
+
+    /// Sets the state (the SM then updates its masks).
+    pub(super) fn set(&mut self, s: WState) {
+        self.st = s;
+    }
+
     pub fn op(&self) -> &Instr {
         &self.code[self.pc]
     }
@@ -130,7 +141,7 @@ impl Warp {
             self.cause = cause;
             self.since = now;
         }
-        self.state = state;
+        self.st = state;
     }
 
     /// Ready again: the wait's cycles go to its cause.
@@ -139,7 +150,7 @@ impl Warp {
             self.stalled[self.cause as usize] += now.saturating_sub(self.since);
             self.cause = Cause::None;
         }
-        self.state = WState::Ready;
+        self.st = WState::Ready;
     }
 
     /// Next instruction; true when the warp has finished.
@@ -150,7 +161,7 @@ impl Warp {
         self.acc_i = 0;
         self.flag_store = false;
         if self.pc >= self.code.len() {
-            self.state = WState::Done;
+            self.st = WState::Done;
             true
         } else {
             false
