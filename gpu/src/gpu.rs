@@ -224,12 +224,13 @@ impl Gpu {
                     }
                     wake[s] = sm.next_wake(t);
                 }
-                let failures: Vec<String> = self
-                    .sms
-                    .iter()
-                    .flat_map(|sm| sm.unit_state.failures.iter().cloned())
-                    .collect();
-                if !failures.is_empty() {
+                let failed = self.sms.iter().any(|sm| !sm.unit_state.failures.is_empty());
+                if failed {
+                    let failures: Vec<String> = self
+                        .sms
+                        .iter()
+                        .flat_map(|sm| sm.unit_state.failures.iter().cloned())
+                        .collect();
                     rep.failures = failures;
                     end = RunEnd::Cut;
                     break 'kernels;
