@@ -137,7 +137,7 @@ impl Server {
         self.served += 1;
         let start = if arrival >= self.free_at {
             if arrival > self.free_at && self.free_at > 0 {
-                self.push_gap(self.free_at, arrival);
+                self.push_gap(floor, self.free_at, arrival);
             }
             self.free_at = arrival + service;
             arrival
@@ -160,11 +160,12 @@ impl Server {
         &mut self.gaps[(self.head + k) & (GAPS - 1)]
     }
 
-    /// Remembers the idle interval `[a, b)`, the latest so far. O(1) unless
-    /// the ring is full: then the shortest interval (this one included) is
-    /// forgotten.
+    /// Remembers the idle interval `[a, b)`, the latest so far, after
+    /// dropping those that end by `floor`. O(1) unless the ring is still
+    /// full: then the shortest interval (this one included) is forgotten.
     #[inline]
-    fn push_gap(&mut self, a: u64, b: u64) {
+    fn push_gap(&mut self, floor: u64, a: u64, b: u64) {
+        self.prune(floor);
         if self.ngaps == GAPS {
             match self.shortest(b - a) {
                 Some(r) => self.remove_gap(r),
@@ -189,6 +190,15 @@ impl Server {
             }
         }
         (best_len <= len).then_some(best)
+    }
+
+    /// Drops the intervals that end by `floor` (the oldest ones).
+    #[inline]
+    fn prune(&mut self, floor: u64) {
+        while self.ngaps > 0 && self.gap(0).1 <= floor {
+            self.head = (self.head + 1) & (GAPS - 1);
+            self.ngaps -= 1;
+        }
     }
 
     /// Removes the `k`-th interval.
@@ -222,10 +232,7 @@ impl Server {
         if self.ngaps == 0 || self.gap(self.ngaps - 1).1 <= arrival {
             return None;
         }
-        while self.ngaps > 0 && self.gap(0).1 <= floor {
-            self.head = (self.head + 1) & (GAPS - 1);
-            self.ngaps -= 1;
-        }
+        self.prune(floor);
         for k in 0..self.ngaps {
             let (a, b) = *self.gap(k);
             let st = a.max(arrival);
