@@ -12,7 +12,8 @@
 //!   is included). It also prints the queueing delays, as a check that
 //!   lightly loaded resources (the SM ports) show next to none.
 //!
-//! `cargo run --release -p sbrp-gpu --example mem_speed [requests]`
+//! `cargo run --release -p sbrp-gpu --example mem_speed [requests [case]]`
+//! (`case`: run only the case-th line, from 0, e.g. under cachegrind).
 
 use sbrp_gpu::config::{GpuConfig, PmPlace};
 use sbrp_gpu::mem::{Access, MemReq, MemSystem};
@@ -71,13 +72,15 @@ fn config(place: PmPlace) -> GpuConfig {
     cfg
 }
 
-fn open_loop(n: u64, place: PmPlace, lines: u64, per_cycle: u64) {
+/// `1 << rate_log2` requests per cycle (a shift: no division in the loop).
+fn open_loop(n: u64, place: PmPlace, lines: u64, rate_log2: u32) {
+    let per_cycle = 1u64 << rate_log2;
     let mut m = MemSystem::new(&config(place));
     let mut mix = Mix::new(lines);
     let mut sink = 0u64;
     let t = Instant::now();
     for i in 0..n {
-        let now = i / per_cycle;
+        let now = i >> rate_log2;
         let d = m.send(now, &mix.next(i, (i % SMS as u64) as u32));
         sink = sink.wrapping_add(d.at ^ d.durable);
         if i % 1_000_000 == 999_999 {
@@ -142,16 +145,25 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(20_000_000);
-    for (place, lines, per_cycle) in [
-        (PmPlace::Near, 1 << 12, 1),
-        (PmPlace::Near, 1 << 16, 1),
-        (PmPlace::Near, 1 << 16, 4),
-        (PmPlace::Far, 1 << 12, 1),
-        (PmPlace::Far, 1 << 16, 1),
-    ] {
-        open_loop(n, place, lines, per_cycle);
+    let only: Option<usize> = std::env::args().nth(2).and_then(|a| a.parse().ok());
+    let run = |case: usize| only.is_none_or(|o| o == case);
+    for (case, (place, lines, rate_log2)) in [
+        (PmPlace::Near, 1 << 12, 0),
+        (PmPlace::Near, 1 << 16, 0),
+        (PmPlace::Near, 1 << 16, 2),
+        (PmPlace::Far, 1 << 12, 0),
+        (PmPlace::Far, 1 << 16, 0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if run(case) {
+            open_loop(n, place, lines, rate_log2);
+        }
     }
-    for place in [PmPlace::Near, PmPlace::Far] {
-        closed_loop(n / 4, place, 1 << 16, 64);
+    for (case, place) in [(5, PmPlace::Near), (6, PmPlace::Far)] {
+        if run(case) {
+            closed_loop(n / 4, place, 1 << 16, 64);
+        }
     }
 }
