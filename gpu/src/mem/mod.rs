@@ -3,7 +3,8 @@
 //! GDDR and PM channels, PCIe for PM-far and the persistence point.
 //!
 //! Every resource is a server with a bandwidth and a latency
-//! ([`server::Server`]): a request's times through it are computed when it
+//! ([`server::Server`], or [`server::Calendar`] for the SM ports' response
+//! direction): a request's times through it are computed when it
 //! is sent, from the server's backlog, so a request costs O(resources on its
 //! path) and nothing is ticked. Requests must be sent in non-decreasing time
 //! ([`MemSystem::try_send`] refuses others); the L2's tags are updated in

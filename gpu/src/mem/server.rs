@@ -1,6 +1,7 @@
-//! The one latency/bandwidth primitive of the memory system
-//! (`docs/model-memory.md` §2, "Servers"): an event-free analytic server and
-//! the bounded queue that can stand in front of it.
+//! The latency/bandwidth primitives of the memory system
+//! (`docs/model-memory.md` §2, "Servers"): the event-free analytic FCFS
+//! server, its order-free variant for responses (the calendar), and the
+//! bounded queue that can stand in front of a server.
 //!
 //! Time inside the memory system is kept in fixed point: [`FP`] fractional
 //! bits per core cycle (`Fine`), so fractional bandwidths (5.13 bytes per
