@@ -144,6 +144,32 @@ fn hit_under_miss_waits_for_the_fill_and_early_hit_is_not_queued_behind() {
     assert!(hit.at + 100 < miss.at, "{hit:?} vs {miss:?}");
 }
 
+#[test]
+fn responses_far_ahead_do_not_delay_early_ones_on_the_sm_port() {
+    // 200 PM-far reads from SM 0 queue on PCIe, so their data reaches the
+    // SM's port at 200 different times over ~1300 cycles; L2 hits from the
+    // same SM sent meanwhile still return in the unloaded hit time.
+    let c = far();
+    let mut m = MemSystem::new(&c);
+    for k in 0..32 {
+        m.send(0, &req(1, 1_000_000 + k, Access::Read, false));
+    }
+    let t = 5_000;
+    for k in 0..200 {
+        m.send(t, &req(0, k, Access::Read, true));
+    }
+    let hit = c.icnt.latency as f64
+        + c.l2.latency as f64
+        + line_bytes(&c) / c.icnt.port_bytes as f64
+        + c.icnt.latency as f64;
+    for k in 0..32 {
+        let now = t + 1 + 10 * k;
+        let d = m.send(now, &req(0, 1_000_000 + k, Access::Read, false));
+        near_cycle(d.at, now as f64 + hit, "hit behind queued PM-far reads");
+    }
+    assert_eq!(m.waits().icnt_down_beyond, 0);
+}
+
 // ---------------------------------------------------------------- bandwidth
 
 /// Achieved bytes per cycle of `n` requests of `bytes` each, between the

@@ -3,7 +3,8 @@
 //! GDDR and PM channels, PCIe for PM-far and the persistence point.
 //!
 //! Every resource is a server with a bandwidth and a latency
-//! ([`server::Server`]): a request's times through it are computed when it
+//! ([`server::Server`], or [`server::Calendar`] for the SM ports' response
+//! direction): a request's times through it are computed when it
 //! is sent, from the server's backlog, so a request costs O(resources on its
 //! path) and nothing is ticked. Requests must be sent in non-decreasing time
 //! ([`MemSystem::try_send`] refuses others); the L2's tags are updated in
@@ -18,7 +19,7 @@ use crate::config::{Durability, GpuConfig, PmPlace};
 use channels::Channels;
 use l2::L2;
 use pcie::Far;
-use server::{cycles_ceil, fine, Server};
+use server::{cycles_ceil, fine, Calendar, Server};
 
 /// What a request does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -88,7 +89,14 @@ pub struct MemStats {
 /// of server, and the mean.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct MemWaits {
+    /// SM ports, towards the L2.
     pub icnt_max: u64,
+    pub icnt_mean: f64,
+    /// SM ports, towards the SMs (delay beyond the bare serialisation).
+    pub icnt_down_max: u64,
+    pub icnt_down_mean: f64,
+    /// Responses that arrived beyond the response calendar's horizon.
+    pub icnt_down_beyond: u64,
     pub gddr_max: u64,
     pub gddr_mean: f64,
     pub pm_max: u64,
@@ -113,7 +121,7 @@ pub struct MemSystem {
     /// SM ports into the interconnect, towards the L2.
     up: Vec<Server>,
     /// SM ports out of the interconnect, towards the SMs.
-    down: Vec<Server>,
+    down: Vec<Calendar>,
     l2: L2,
     chans: Channels,
     far: Option<Far>,
@@ -138,7 +146,9 @@ impl MemSystem {
             cfg: cfg.clone(),
             stats: MemStats::default(),
             up: (0..sms).map(port).collect(),
-            down: (0..sms).map(port).collect(),
+            down: (0..sms)
+                .map(|_| Calendar::new(cfg.icnt.port_bytes as f64, cfg.icnt.latency as u64))
+                .collect(),
             l2: L2::new(cfg),
             chans: Channels::new(cfg, near),
             far: (!near).then(|| Far::new(cfg)),
@@ -242,7 +252,7 @@ impl MemSystem {
                 // Write-back, write-allocate without fetch.
                 self.l2.fill(&l, req.sectors, t_l2);
                 self.l2.dirty(&l, req.sectors);
-                let at = cycles_ceil(self.down[sm].serve(t_l2, 0).1);
+                let at = cycles_ceil(self.down[sm].serve_after(t0, t_l2, 0).1);
                 Done { at, durable: at }
             }
             Access::Write => {
@@ -254,7 +264,7 @@ impl MemSystem {
                 // Write through, and keep the data for later reads.
                 self.l2.fill(&l, req.sectors, t_l2);
                 let (durable, back) = self.persist(pm_chan, t_l2, bytes);
-                let at = self.down[sm].serve(back, 0).1;
+                let at = self.down[sm].serve_after(t0, back, 0).1;
                 Done {
                     at: cycles_ceil(at),
                     durable: cycles_ceil(durable),
@@ -360,7 +370,7 @@ impl MemSystem {
                 w as f64 / n as f64 / server::CYCLE as f64
             }
         };
-        let icnt: Vec<&Server> = self.up.iter().chain(&self.down).collect();
+        let icnt: Vec<&Server> = self.up.iter().collect();
         let gddr: Vec<&Server> = self.chans.gddr.iter().collect();
         let (pm, pcie, wpq): (Vec<&Server>, Vec<&Server>, u64) = match &self.far {
             None => (
@@ -379,8 +389,19 @@ impl MemSystem {
                 f.nvm.wpq.wait_max,
             ),
         };
+        let down_max = self.down.iter().map(|c| c.wait_max).max().unwrap_or(0);
+        let down_n: u64 = self.down.iter().map(|c| c.served).sum();
+        let down_w: u64 = self.down.iter().map(|c| c.wait_total).sum();
         MemWaits {
             icnt_max: max(&icnt),
+            icnt_mean: mean(&icnt),
+            icnt_down_max: cycles_ceil(down_max),
+            icnt_down_mean: if down_n == 0 {
+                0.0
+            } else {
+                down_w as f64 / down_n as f64 / server::CYCLE as f64
+            },
+            icnt_down_beyond: self.down.iter().map(|c| c.beyond).sum(),
             gddr_max: max(&gddr),
             gddr_mean: mean(&gddr),
             pm_max: max(&pm),
