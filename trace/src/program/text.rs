@@ -44,7 +44,7 @@ pub enum InstrKind {
 }
 
 /// Every instruction mnemonic: the one table of the parser and the writer.
-pub const INSTR_MNEMONICS: [(&str, InstrKind); 19] = [
+pub const INSTR_MNEMONICS: [(&str, InstrKind); 20] = [
     ("ld.pm", InstrKind::Ld(Space::Pm)),
     ("ld.global", InstrKind::Ld(Space::Global)),
     ("ld.shared", InstrKind::Ld(Space::Shared)),
@@ -60,6 +60,9 @@ pub const INSTR_MNEMONICS: [(&str, InstrKind); 19] = [
     ("fence.sys", InstrKind::Fence(FenceScope::System)),
     ("pacq.block", InstrKind::PAcq(Scope::Block)),
     ("pacq.dev", InstrKind::PAcq(Scope::Device)),
+    // A system-scope acquire (`ld.relaxed.sys`, SRAD) halts and invalidates
+    // as a device-scope one does in every model: read as `pacq.dev`.
+    ("pacq.sys", InstrKind::PAcq(Scope::Device)),
     ("prel.block", InstrKind::PRel(Scope::Block)),
     ("prel.dev", InstrKind::PRel(Scope::Device)),
     ("bar", InstrKind::Bar),
