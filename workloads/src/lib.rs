@@ -1,0 +1,50 @@
+//! The SBRP paper's six applications as program generators
+//! (`../shared/notes/sbrp-benchmarks.md` §2; `docs/model.md`,
+//! "Benchmarks"): each app computes its kernels' real data, emits the timed
+//! run, a run cut at the artifact's crash point, recovery kernels for a PM
+//! image, and checks its invariant on an image.
+
+pub mod image;
+pub mod layout;
+
+pub use image::PmImage;
+
+use sbrp_trace::program::Program;
+
+/// Which binary of the artifact a program corresponds to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Build {
+    /// The `*_gpu` binary, run under SBRP and epoch.
+    Gpu,
+    /// The GPM build (`-DGPM_EPOCH_MODEL`): a `__threadfence` after every
+    /// persistency op (and where the note places more).
+    Gpm,
+}
+
+/// One application at one input size.
+pub trait App {
+    /// Its command-line name (`gpkvs`, `hm`, `srad`, `reduction`, `mq`, `scan`).
+    fn name(&self) -> &'static str;
+    /// The input size it was built for, in the app's unit (`size_unit`).
+    fn size(&self) -> u64;
+    fn size_unit(&self) -> &'static str;
+    /// The PM image before the timed run (host-initialised data).
+    fn initial_image(&self) -> PmImage;
+    /// The timed run: every kernel the artifact times, CTA by CTA.
+    fn program(&self, build: Build) -> Box<dyn Program + '_>;
+    /// The PM image a crash-free run leaves (computed by the generator).
+    fn final_image(&self) -> PmImage;
+    /// The kernels of the artifact's recovery binary before its recovery
+    /// kernels: the run cut just before commit.
+    fn crash_program(&self) -> Box<dyn Program + '_>;
+    /// The PM image of `crash_program` with all its persists durable.
+    fn crash_image(&self) -> PmImage;
+    /// The recovery kernels for a durable image.
+    fn recovery(&self, image: &PmImage) -> Box<dyn Program + '_>;
+    /// The image after recovery (the recovery kernels' effect).
+    fn recover(&self, image: &PmImage) -> PmImage;
+    /// The invariant the app's ordering protects: Err says what is wrong.
+    fn check(&self, image: &PmImage) -> Result<(), String>;
+    /// A copy of `image` with the invariant broken (a negative control).
+    fn corrupt(&self, image: &PmImage) -> PmImage;
+}
