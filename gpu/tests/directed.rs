@@ -683,9 +683,14 @@ fn eadr_is_faster_than_adr_under_a_full_host_queue() {
 /// (`docs/model-memory.md` §7), so up to `pm.queue` lines per channel can
 /// still be on their way to the media at the end: they are not counted
 /// against the run's time.
+/// On PM-far the ceiling is the slower of the PCIe link and the host NVM,
+/// whose write-pending queue holds `pm.queue x pm.channels` writes (§6).
 fn write_rate(c: &GpuConfig, bytes: u64, t: f64) -> (f64, f64) {
     let queued = (c.pm.queue * c.pm.channels * c.l1.line) as u64;
-    let bw = c.bytes_per_cycle(c.pm.write_bandwidth);
+    let mut bw = c.bytes_per_cycle(c.pm.write_bandwidth);
+    if c.pm.place == sbrp_gpu::config::PmPlace::Far {
+        bw = bw.min(c.bytes_per_cycle(c.pcie.bandwidth));
+    }
     (bw, bytes.saturating_sub(queued) as f64 / t)
 }
 
@@ -694,7 +699,13 @@ fn write_rate(c: &GpuConfig, bytes: u64, t: f64) -> (f64, f64) {
 /// bandwidth (2% for the fixed-point rounding) and reach most of it.
 #[test]
 fn epoch_pm_write_bandwidth_through_the_sms() {
-    let c = cfg("epoch-near");
+    for name in ["epoch-near", "epoch-far"] {
+        epoch_stream(&cfg(name));
+    }
+}
+
+fn epoch_stream(c: &GpuConfig) {
+    let c = c.clone();
     let warps = 4u32;
     let (batches, per_batch) = (4u64, 32u64);
     let mut code = vec![];
@@ -720,7 +731,10 @@ fn epoch_pm_write_bandwidth_through_the_sms() {
     assert_eq!(r.mem.pm_write_bytes, lines * c.l1.line as u64);
     let t = busy(&c, &r) as f64;
     let (bw, got) = write_rate(&c, r.mem.pm_write_bytes, t);
-    eprintln!("{got:.2} B/cycle of {bw:.2} over {t} cycles");
+    eprintln!(
+        "{:?} {:?}: {got:.2} B/cycle of {bw:.2} over {t} cycles",
+        c.model, c.pm.place
+    );
     assert!(got <= bw * 1.02, "{got} > {bw}");
     assert!(got >= bw * 0.6, "{got} << {bw}");
 }
@@ -1204,4 +1218,55 @@ fn round_robin_visits_every_warp() {
     let sched = c.core.schedulers as u64;
     let eight = run(&c, &one_cta(vec![vec![compute(1), compute(1)]; 8]));
     assert_eq!(busy(&c, &eight), 16u64.div_ceil(sched) - 1);
+}
+
+/// Epoch barrier (`bar`): flush PM and volatile, wait for PM, drop every
+/// clean line. Warp 0 dirties 3 PM lines, both warps meet at a barrier:
+/// with `no_kernel_end_drain` the barrier's 3 write-backs are the only PM
+/// writes; warp 1's PM and volatile reloads after the barrier miss.
+#[test]
+fn epoch_barrier_flushes_and_drops_clean_lines() {
+    let mut c = cfg("epoch-near");
+    c.artifact.no_kernel_end_drain = true;
+    let (x, v) = (line_addr(&c, PM, 50), line_addr(&c, VOL, 50));
+    let mut w0: Vec<Instr> = (0..3)
+        .map(|i| st(&c, Space::Pm, line_addr(&c, PM, i)))
+        .collect();
+    w0.push(Instr::Bar);
+    w0.push(compute(1));
+    let w1 = vec![
+        ld(&c, Space::Pm, x),
+        ld(&c, Space::Global, v),
+        Instr::Bar,
+        ld(&c, Space::Pm, x),
+        ld(&c, Space::Global, v),
+        compute(1),
+    ];
+    let r = run(&c, &one_cta(vec![w0, w1]));
+    assert_eq!(r.sm.pm_flushes, 3);
+    assert_eq!(r.mem.pm_write_bytes, 3 * c.l1.line as u64);
+    assert_eq!(r.sm.l1_pm_read_misses, 2);
+    assert_eq!(r.sm.l1_vol_read_misses, 2);
+    assert_eq!(r.sm.fence_delays, 0);
+}
+
+/// A full-line PM store allocates its line without a fetch: a load of it
+/// afterwards hits, under every model.
+#[test]
+fn load_after_full_line_store_hits() {
+    for name in ["epoch-near", "sbrp-near", "sbrp-near-dev", "gpm-far"] {
+        let c = cfg(name);
+        let x = line_addr(&c, PM, 1);
+        let r = run(
+            &c,
+            &one_cta(vec![vec![
+                st(&c, Space::Pm, x),
+                ld(&c, Space::Pm, x),
+                compute(1),
+            ]]),
+        );
+        assert_eq!(r.sm.l1_pm_read_misses, 0, "{name}");
+        assert_eq!(r.sm.l1_pm_read_hits, 1, "{name}");
+        assert_eq!(r.mem.pm_read_bytes, 0, "{name}");
+    }
 }
