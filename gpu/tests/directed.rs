@@ -1326,3 +1326,32 @@ fn block_release_is_visible_on_another_sm_after_remote_visibility() {
         assert!(r.sm.polls >= (d / (c.l1.latency + 6)) as u64, "{name}");
     }
 }
+
+/// Replacement after an invalidation: a 4-line L1 holds a dirty volatile
+/// line V and clean PM lines B, C, D; an epoch release drops B, C, D
+/// (clean PM lines). A load of a fifth line E then has three invalidated
+/// ways to choose from and must not evict V: a reload of V still hits.
+#[test]
+#[ignore = "bug: L1::victim takes the LRU tail even when a way holds a line invalidated by a (lazy) invalidation; a live (here dirty) line is evicted while dead ways are free"]
+fn invalidated_ways_are_replaced_before_live_lines() {
+    let mut c = cfg("epoch-near");
+    c.l1.size = 4 * c.l1.line;
+    c.l1.assoc = 4;
+    let v = line_addr(&c, VOL, 0);
+    let pm = |i| ld(&c, Space::Pm, line_addr(&c, PM, i));
+    let r = run_no_unit(
+        &c,
+        &one_cta(vec![vec![
+            st(&c, Space::Global, v),
+            pm(1),
+            pm(2),
+            pm(3),
+            prel(Scope::Block, Space::Global, FLAG, 1),
+            pm(4),
+            ld(&c, Space::Global, v),
+            compute(1),
+        ]]),
+    );
+    assert_eq!(r.sm.l1_pm_read_misses, 4);
+    assert_eq!(r.sm.l1_vol_read_misses, 0);
+}

@@ -156,3 +156,15 @@ pub fn unloaded(cfg: &GpuConfig, access: Access, pm: bool) -> u64 {
 pub fn is_sbrp(cfg: &GpuConfig) -> bool {
     matches!(cfg.model, Model::Sbrp | Model::SbrpDevice)
 }
+
+/// Runs `prog` under epoch or GPM on a GPU built without units
+/// (`Gpu::with_model_units` checks the persist buffer's limits even when
+/// there is no persist buffer).
+pub fn run_no_unit(cfg: &GpuConfig, prog: &FileProgram) -> RunReport {
+    assert!(!is_sbrp(cfg));
+    cfg.validate().expect("valid config");
+    let mut gpu = Gpu::new(cfg, &mut |_| unreachable!("epoch and GPM have no unit"));
+    let r = gpu.run(prog, RunOpts::default());
+    assert!(r.finished, "{:?} {:?}", r.deadlock, r.failures);
+    r
+}
