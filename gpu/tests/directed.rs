@@ -1,12 +1,18 @@
 //! Directed tests of the GPU model (`docs/model.md`): small programs (one or
-//! two CTAs of 1-4 warps, or many trivial CTAs) whose expected cycle counts
-//! and statistics are derived from the configuration fields, never copied
-//! from a run. Covered: "Kernels and CTAs" (launch latency, kernel reports,
-//! occupancy limits), "SM" (load hit/miss latency, compute), "Persistency
-//! models" (what epoch, GPM, SBRP and SBRP-device do at each ordering point),
-//! kernel-end drain and "Artifact switches", and the persistence points of
-//! `docs/model-memory.md` §7 seen from a warp (ADR, eADR, `ack_at_l2`), plus
-//! the PM write bandwidth reached through the SMs.
+//! two CTAs of 1-8 warps, or grids of trivial CTAs) whose expected cycle
+//! counts and statistics are derived from the configuration fields (and
+//! from unloaded latencies of a fresh `MemSystem`), never copied from a run.
+//! Covered: "Kernels and CTAs" (launch latency, kernel reports, occupancy
+//! limits, CTA placement, kernel-end write-back and invalidation), "SM"
+//! (load hit/miss latency, sectors, MSHRs, schedulers, single-instruction
+//! costs), "L1" (replacement, write-back of dirty sectors), "Persistency
+//! models" (what epoch, GPM, SBRP and SBRP-device do at each ordering point:
+//! flushes, invalidations, fence latency, stalls, polls, remote visibility,
+//! coalescing, window), kernel-end drain and "Artifact switches", the
+//! persistence points of `docs/model-memory.md` §7 seen from a warp (ADR,
+//! eADR, `ack_at_l2`), and the PM write bandwidth reached through the SMs.
+//! Tests marked `#[ignore = "bug: ..."]` fail because of the model; the
+//! reason names the function at fault.
 
 mod common;
 
