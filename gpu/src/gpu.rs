@@ -117,6 +117,9 @@ impl Gpu {
 
     /// A GPU whose SBRP units are the reference model.
     pub fn with_model_units(cfg: &GpuConfig) -> Result<Gpu, sbrp_iface::ParamError> {
+        if !matches!(cfg.model, Model::Sbrp | Model::SbrpDevice) {
+            return Ok(Gpu::new(cfg, &mut |_| unreachable!("no unit without SBRP")));
+        }
         let p = unit_params(cfg)?;
         Ok(Gpu::new(cfg, &mut |_| {
             Box::new(sbrp_sim_fast::PbModel::new(&p).expect("validated"))

@@ -177,8 +177,8 @@ pub fn artifact_mode(cfg: &mut GpuConfig) {
     a.ack_at_l2 = true;
     a.l2_write_allocate_read = true;
     a.pcie_per_channel = true;
-    // The artifact does not invalidate on dFence; `true` is the paper's text.
-    a.dfence_invalidates = false;
+    // The artifact does not invalidate on dFence.
+    a.dfence_keeps_l1 = true;
     if cfg.pm.place == PmPlace::Far {
         // The artifact has no PCIe stage: each PM channel is slowed to 28/12
         // GB/s and carries the whole latency, so the link adds none.

@@ -143,7 +143,7 @@ fn artifact_mode_far_and_near() {
     assert!(far.artifact.ack_at_l2);
     assert!(far.artifact.l2_write_allocate_read);
     assert!(far.artifact.pcie_per_channel);
-    assert!(!far.artifact.dfence_invalidates);
+    assert!(far.artifact.dfence_keeps_l1);
     assert_eq!(far.pm.latency, 900);
     assert_eq!(
         (far.pm.read_bandwidth, far.pm.write_bandwidth),

@@ -321,11 +321,47 @@ impl L1 {
     /// Drops the clean PM lines.
     pub fn invalidate_pm(&mut self) {
         self.gen_pm = self.gen_pm.wrapping_add(1);
+        self.free_dropped(true);
     }
 
     /// Drops every clean line.
     pub fn invalidate_all(&mut self) {
         self.gen_all = self.gen_all.wrapping_add(1);
+        self.free_dropped(false);
+    }
+
+    /// The ways an invalidation dropped go to the LRU end of their set, so
+    /// replacement takes them before any line still present. (Pinned lines
+    /// stay where they are; their response brings them back.)
+    fn free_dropped(&mut self, pm_only: bool) {
+        for slot in 0..self.lines.len() {
+            let l = &self.lines[slot];
+            if l.valid && l.dirty == 0 && !l.pinned && (l.pm || !pm_only) {
+                let t = l.tag;
+                if self.map.get(&t) == Some(&(slot as u32)) {
+                    self.map.remove(&t);
+                }
+                let l = &mut self.lines[slot];
+                l.valid = false;
+                l.hook = None;
+                l.sectors = 0;
+                self.unlink(slot);
+                self.push_back(slot);
+            }
+        }
+    }
+
+    fn push_back(&mut self, slot: usize) {
+        let set = self.set_of_slot(slot);
+        let t = self.tail[set];
+        self.lines[slot].next = NIL;
+        self.lines[slot].prev = t;
+        if t == NIL {
+            self.head[set] = slot as u32;
+        } else {
+            self.lines[t as usize].next = slot as u32;
+        }
+        self.tail[set] = slot as u32;
     }
 }
 

@@ -310,7 +310,7 @@ impl Sm {
             self.id
         );
         let m = &self.masks;
-        if m.ready | m.unitreq | m.due != 0 {
+        if m.ready | m.unitreq | m.due != 0 || self.cta_done {
             return now + 1;
         }
         // A step waiting for acknowledgements wakes with their events.
@@ -342,6 +342,12 @@ impl Sm {
     /// line is dropped (dirty PM lines stay only when nothing drained them:
     /// the artifact's SBRP keeps them buffered into the next kernel).
     pub fn kernel_end(&mut self, cx: &mut Ctx) {
+        if self.unit.is_none() && cx.cfg.artifact.no_kernel_end_drain {
+            // The artifact: epoch's dirty PM lines are dropped at no cost.
+            for s in self.l1.dirty_slots(true) {
+                self.l1.clean(s);
+            }
+        }
         self.flush_dirty(cx, false);
         self.l1.invalidate_all();
         self.draining = false;
@@ -490,18 +496,25 @@ impl Sm {
         let mut issued = 0;
         let sched = cx.cfg.core.schedulers;
         let m = self.masks;
-        let cand = (m.ready | m.due | m.steps).rotate_right(self.rr as u32);
-        let mut bits = cand;
+        let rr = self.rr;
+        let mut bits = (m.ready | m.due | m.steps).rotate_right(rr as u32);
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let w = (self.rr + k) % 64;
+            let w = (rr + k) % 64;
             if w >= n {
                 continue;
             }
             if self.masks.due >> w & 1 == 1 {
                 self.masks.due &= !(1 << w);
                 if let WState::Until(t) = self.warps[w].state() {
+                    if t <= now && self.warps[w].exit_at_timer {
+                        // The last instruction's latency is over: the warp exits.
+                        self.warps[w].exit_at_timer = false;
+                        self.ready(w, now);
+                        self.finish_instr(w);
+                        continue;
+                    }
                     if t <= now {
                         if !self.warps[w].steps.is_empty() {
                             // A fence delay inside steps is over: the steps go on.
@@ -537,15 +550,13 @@ impl Sm {
         let instr = &code[self.warps[w].pc];
         match *instr {
             Instr::Compute { cycles } => {
-                self.finish_instr(w);
-                self.set_until_after_finish(w, now + cycles as u64, now);
+                self.complete(w, now + cycles as u64, now);
                 true
             }
             Instr::Ld { space, .. } | Instr::St { space, .. } | Instr::Atom { space, .. }
                 if space == Space::Shared =>
             {
-                self.finish_instr(w);
-                self.set_until_after_finish(w, now + cfg.core.shared_latency as u64, now);
+                self.complete(w, now + cfg.core.shared_latency as u64, now);
                 true
             }
             Instr::Ld {
@@ -635,21 +646,12 @@ impl Sm {
                 }
                 true
             }
-            Instr::Fence(_) if self.warps[w].phase == Phase::Ordered => {
+            Instr::Fence(_) if sbrp && self.warps[w].phase == Phase::Ordered => {
                 self.warps[w].phase = Phase::FenceSteps;
                 self.start_steps(w, steps::SBRP_NPFENCE, now);
                 true
             }
             Instr::Fence(_) | Instr::OFence | Instr::DFence => {
-                if *instr == Instr::DFence
-                    && sbrp
-                    && cfg.artifact.dfence_invalidates
-                    && self.warps[w].phase == Phase::Ordered
-                {
-                    self.warps[w].phase = Phase::FenceSteps;
-                    self.start_steps(w, steps::SBRP_DFENCE_INV, now);
-                    return true;
-                }
                 self.finish_instr(w);
                 true
             }
@@ -754,14 +756,21 @@ impl Sm {
         }
     }
 
-    /// After `finish_instr`, the warp stays busy until `t` (a latency).
-    fn set_until_after_finish(&mut self, w: usize, t: u64, now: u64) {
+    /// The instruction is done and the warp may go on at `t` (its latency);
+    /// a last instruction's latency is waited for before the warp exits.
+    fn complete(&mut self, w: usize, t: u64, now: u64) {
         let warp = &self.warps[w];
-        if warp.state() != WState::Done && t > now {
-            let cause = match warp.code.get(warp.pc.wrapping_sub(1)) {
-                Some(Instr::Compute { .. }) => Cause::Compute,
-                _ => Cause::Memory,
-            };
+        let cause = match warp.op() {
+            Instr::Compute { .. } => Cause::Compute,
+            _ => Cause::Memory,
+        };
+        if t <= now {
+            self.finish_instr(w);
+        } else if warp.pc + 1 >= warp.code.len() {
+            self.warps[w].exit_at_timer = true;
+            self.wait(w, WState::Until(t), cause, now);
+        } else {
+            self.finish_instr(w);
             self.wait(w, WState::Until(t), cause, now);
         }
     }
@@ -787,7 +796,7 @@ impl Sm {
                 self.evict_request(w, v, cx.now);
                 return None;
             }
-            self.write_back(cx, v, false);
+            self.write_back(cx, v, true);
         }
         self.l1.install(v, line, pm);
         Some(v)
@@ -812,6 +821,7 @@ impl Sm {
             self.pm_out += 1;
             self.events.push(Reverse((d.at, EV_ACK_PM, 0)));
             self.stats.pm_flushes += 1;
+            self.stats.evict_flushes += _evict as u64;
             let id = self.next_flush;
             self.next_flush += 1;
             if self.rec.is_some() {
@@ -882,7 +892,8 @@ impl Sm {
                 Lookup::Miss => true,
             })
             .count() as u32;
-        if self.mshr + misses > cfg.l1.mshrs {
+        // An access wider than all the MSHRs issues once they are all free.
+        if self.mshr + misses > cfg.l1.mshrs && self.mshr > 0 {
             self.scratch = acc;
             self.scratch_cells = cells;
             return false;
@@ -907,7 +918,8 @@ impl Sm {
                         pm,
                     },
                 );
-                self.l1.fill(s, missing, d.at);
+                // The data comes back through the L1's pipeline.
+                self.l1.fill(s, missing, d.at + cfg.l1.latency as u64);
                 self.mshr += 1;
                 self.events.push(Reverse((d.at, EV_MSHR, 0)));
                 if pm {
@@ -940,8 +952,7 @@ impl Sm {
             return true;
         }
         self.ldst_free = now + self.scratch.len() as u64;
-        self.finish_instr(w);
-        self.set_until_after_finish(w, done, now);
+        self.complete(w, done, now);
         true
     }
 
@@ -988,8 +999,7 @@ impl Sm {
         self.ldst_free = now + acc.len() as u64;
         self.scratch = acc;
         self.scratch_cells = cells;
-        self.finish_instr(w);
-        self.set_until_after_finish(w, done, now);
+        self.complete(w, done, now);
         true
     }
 
@@ -1033,8 +1043,7 @@ impl Sm {
             return true;
         }
         self.ldst_free = now + n;
-        self.finish_instr(w);
-        self.set_until_after_finish(w, now + 1, now);
+        self.complete(w, now + 1, now);
         true
     }
 
@@ -1087,8 +1096,7 @@ impl Sm {
             return;
         }
         self.ready(w, now);
-        self.finish_instr(w);
-        self.set_until_after_finish(w, now + 1, now);
+        self.complete(w, now + 1, now);
     }
 
     fn start_steps(&mut self, w: usize, steps: &'static [Step], now: u64) {

@@ -45,8 +45,6 @@ const GPM_ACQREL: &[Step] = &[
 ];
 /// SBRP: after a non-persistent fence's durable order entry, its own part.
 pub const SBRP_NPFENCE: &[Step] = &[FlushVol, WaitAll, FenceDelay, InvAll];
-/// SBRP with the paper's dFence invalidation.
-pub const SBRP_DFENCE_INV: &[Step] = &[InvPm];
 
 /// The steps of ordering op `i` under epoch or GPM (None: not an ordering point).
 pub fn epoch_steps(model: Model, i: &Instr) -> Option<&'static [Step]> {

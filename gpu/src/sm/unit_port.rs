@@ -280,7 +280,17 @@ impl Sm {
         }
         match st.inv {
             Inv::Due(t) if t <= now => {
-                self.l1.invalidate_pm();
+                // The artifact's dFence keeps the L1: only an acquire (or a
+                // threadfence) waiting for this invalidation drops lines.
+                let keep = cx.cfg.artifact.dfence_keeps_l1
+                    && !self.warps.iter().any(|w| {
+                        matches!(w.state(), WState::WaitStall { retry: false, .. })
+                            && w.pc < w.code.len()
+                            && matches!(w.op(), Instr::PAcq { .. } | Instr::Fence(_))
+                    });
+                if !keep {
+                    self.l1.invalidate_pm();
+                }
                 let st = &mut self.unit_state;
                 st.inv_pulse = true;
                 st.inv = Inv::WaitFall;

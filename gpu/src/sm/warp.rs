@@ -86,6 +86,8 @@ pub struct Warp {
     pub acc_i: usize,
     /// The current request was a flag store of a release: publish when done.
     pub flag_store: bool,
+    /// The last instruction's latency is running: exit when the timer fires.
+    pub exit_at_timer: bool,
     /// A dirty PM line (L1 slot) to evict through the unit before going on.
     pub evict: Option<usize>,
     pub steps: &'static [Step],
@@ -111,6 +113,7 @@ impl Warp {
             cells: Vec::new(),
             acc_i: 0,
             flag_store: false,
+            exit_at_timer: false,
             evict: None,
             steps: &[],
             step_i: 0,
