@@ -301,6 +301,27 @@ pub fn run_program(o: &GpuRunOpts) -> Result<GpuRunOutcome> {
     }
     cfg.validate()
         .map_err(|e| BenchError::Invalid(e.to_string()))?;
+    if let (true, Some(k)) = (litmus(&o.program), prog.kernels().first()) {
+        // A litmus trace's warp `S.W` is warp W of CTA S, which must run on
+        // SM S: with fewer SMs the CTAs would share SMs and the trace's
+        // expectations would name the wrong warps.
+        if k.grid > cfg.core.sms {
+            return Err(BenchError::Invalid(format!(
+                "{}: the litmus trace uses {} SMs (one CTA per SM), the configuration has core.sms = {}",
+                o.program.display(),
+                k.grid,
+                cfg.core.sms
+            )));
+        }
+        if k.warps_per_cta() > cfg.core.warps_per_sm {
+            return Err(BenchError::Invalid(format!(
+                "{}: the litmus trace uses {} warps per SM, the configuration has core.warps_per_sm = {}",
+                o.program.display(),
+                k.warps_per_cta(),
+                cfg.core.warps_per_sm
+            )));
+        }
+    }
     let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
     let p: PbParams = cfg.pb_params();
     let shadowed = match (o.shadow, sbrp) {

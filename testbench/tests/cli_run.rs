@@ -403,3 +403,27 @@ fn progress_line_is_drawn_on_request_and_erased() {
         assert!(err.is_empty(), "{args:?}: {err:?}");
     }
 }
+
+#[test]
+fn litmus_trace_needing_more_sms_or_warps_is_refused() {
+    // Warp S.W of a litmus trace is warp W of CTA S on SM S: with one SM the
+    // CTAs would share it and the expectations would name the wrong warps.
+    refused(
+        &[
+            "--trace",
+            &here("litmus/07_device_release_acquire.trace"),
+            "--set",
+            "core.sms=1",
+        ],
+        &["07_device_release_acquire.trace", "2 SMs", "core.sms = 1"],
+    );
+    refused(
+        &[
+            "--trace",
+            &here("litmus/06_block_release_acquire.trace"),
+            "--set",
+            "core.warps_per_sm=4",
+        ],
+        &["5 warps per SM", "core.warps_per_sm = 4"],
+    );
+}
