@@ -427,3 +427,33 @@ fn litmus_trace_needing_more_sms_or_warps_is_refused() {
         &["5 warps per SM", "core.warps_per_sm = 4"],
     );
 }
+
+#[test]
+#[ignore = "gpu/src/sm/mod.rs set_until_after_finish drops the latency of a warp's last \
+            instruction (the warp is Done at issue): a trailing `compute 100000` or load \
+            costs 0 cycles and the kernel ends at the launch latency"]
+fn a_warps_last_instruction_takes_its_latency() {
+    let keep = tempfile::tempdir().unwrap();
+    let run = |name: &str, body: &str| -> u64 {
+        let p = keep.path().join(name);
+        std::fs::write(
+            &p,
+            format!("program {name}\nkernel k grid=1 block=32\ncta 0\nwarp 0\n{body}"),
+        )
+        .unwrap();
+        let (code, out, err) = sbrp(&["run", "--trace", p.to_str().unwrap()]);
+        assert_eq!(code, 0, "{name}: {out}\n{err}");
+        cycles(&out)
+    };
+    // 5000 cycles of launch latency (sbrp-near), then the compute.
+    let trailing = run("trailing", "  compute 100000\n");
+    let followed = run("followed", "  compute 100000\n  st.global 0x100 +4\n");
+    assert!(followed >= 105_000, "{followed}");
+    assert!(
+        trailing >= 105_000,
+        "trailing compute cost nothing: {trailing}"
+    );
+    // A load's data must arrive before its warp (and the kernel) ends.
+    let load = run("load", "  ld.pm 0x100 +4\n");
+    assert!(load > 5_000, "trailing PM load cost nothing: {load}");
+}
