@@ -5,9 +5,10 @@
 //! program's expectations checked on the execution record.
 
 use std::cell::RefCell;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use sbrp_gpu::config::Model;
 use sbrp_gpu::{Gpu, GpuConfig, RunReport};
@@ -51,6 +52,9 @@ pub struct GpuRunOpts {
     pub mismatch_dir: PathBuf,
     /// A fault injected into the GPU model (negative controls).
     pub fault: sbrp_gpu::sm::Fault,
+    /// Draw a progress line on stderr (`ProgressLine`) once the run has
+    /// taken more than a second.
+    pub progress: bool,
 }
 
 impl GpuRunOpts {
@@ -64,7 +68,85 @@ impl GpuRunOpts {
             max_cycles: None,
             mismatch_dir: PathBuf::from("out/mismatch"),
             fault: sbrp_gpu::sm::Fault::None,
+            progress: false,
         }
+    }
+}
+
+/// A one-line progress indicator on stderr for long runs: kernel k/N,
+/// cycles, warp instructions and the simulation rate, drawn only after
+/// `after` of wall time, redrawn with `\r` at most every `every`, and erased
+/// by `finish` (or when dropped), so the terminal is left as it was.
+pub struct ProgressLine {
+    kernels: Vec<String>,
+    start: Instant,
+    after: Duration,
+    every: Duration,
+    last: Option<Instant>,
+    /// Characters of the line on screen (0: nothing drawn).
+    width: usize,
+}
+
+impl ProgressLine {
+    /// A line for a program of these kernels (names), drawn after one
+    /// second, at most four times a second.
+    pub fn new(kernels: Vec<String>) -> ProgressLine {
+        ProgressLine {
+            kernels,
+            start: Instant::now(),
+            after: Duration::from_secs(1),
+            every: Duration::from_millis(250),
+            last: None,
+            width: 0,
+        }
+    }
+
+    /// The text of the line at this point of the run.
+    pub fn text(&self, cycle: u64, instrs: u64, kernel: usize) -> String {
+        let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+        let name = self.kernels.get(kernel).map(String::as_str).unwrap_or("?");
+        format!(
+            "kernel {}/{} {name}: cycle {cycle}, {instrs} warp instructions, {:.2} M warp-instr/s",
+            kernel + 1,
+            self.kernels.len(),
+            instrs as f64 / secs / 1e6
+        )
+    }
+
+    /// Called with the GPU model's progress (`sbrp_gpu::RunOpts::progress`).
+    pub fn update(&mut self, cycle: u64, instrs: u64, kernel: usize) {
+        let now = Instant::now();
+        if now.duration_since(self.start) < self.after
+            || self
+                .last
+                .is_some_and(|l| now.duration_since(l) < self.every)
+        {
+            return;
+        }
+        self.last = Some(now);
+        let text = self.text(cycle, instrs, kernel);
+        let pad = self.width.saturating_sub(text.chars().count());
+        self.width = text.chars().count();
+        let mut e = std::io::stderr().lock();
+        // A progress line that cannot be drawn is not worth stopping the run.
+        let _ = write!(e, "\r{text}{:pad$}", "");
+        let _ = e.flush();
+    }
+
+    /// Erases the line if one was drawn.
+    pub fn finish(&mut self) {
+        if self.width > 0 {
+            let mut e = std::io::stderr().lock();
+            let _ = write!(e, "\r{:w$}\r", "", w = self.width);
+            let _ = e.flush();
+            self.width = 0;
+        }
+    }
+}
+
+impl Drop for ProgressLine {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 
@@ -120,13 +202,16 @@ fn litmus(path: &Path) -> bool {
 /// Reads a program: `.trace` (a litmus trace), `.prog`, or either gzipped.
 pub fn load_program(path: &Path) -> Result<FileProgram> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(io(format!("cannot read program {name}")))?;
+    // The I/O error's text goes into the message once (`BenchError::Io`
+    // would print it again as the error's source).
+    let bytes = std::fs::read(path)
+        .map_err(|e| BenchError::Invalid(format!("cannot read program {name}: {e}")))?;
     let gz = name.ends_with(".gz");
     let text = if gz {
         let mut s = String::new();
         flate2::read::GzDecoder::new(&bytes[..])
             .read_to_string(&mut s)
-            .map_err(io(format!("cannot decompress {name}")))?;
+            .map_err(|e| BenchError::Invalid(format!("cannot decompress {name}: {e}")))?;
         s
     } else {
         String::from_utf8(bytes)
@@ -216,6 +301,27 @@ pub fn run_program(o: &GpuRunOpts) -> Result<GpuRunOutcome> {
     }
     cfg.validate()
         .map_err(|e| BenchError::Invalid(e.to_string()))?;
+    if let (true, Some(k)) = (litmus(&o.program), prog.kernels().first()) {
+        // A litmus trace's warp `S.W` is warp W of CTA S, which must run on
+        // SM S: with fewer SMs the CTAs would share SMs and the trace's
+        // expectations would name the wrong warps.
+        if k.grid > cfg.core.sms {
+            return Err(BenchError::Invalid(format!(
+                "{}: the litmus trace uses {} SMs (one CTA per SM), the configuration has core.sms = {}",
+                o.program.display(),
+                k.grid,
+                cfg.core.sms
+            )));
+        }
+        if k.warps_per_cta() > cfg.core.warps_per_sm {
+            return Err(BenchError::Invalid(format!(
+                "{}: the litmus trace uses {} warps per SM, the configuration has core.warps_per_sm = {}",
+                o.program.display(),
+                k.warps_per_cta(),
+                cfg.core.warps_per_sm
+            )));
+        }
+    }
     let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
     let p: PbParams = cfg.pb_params();
     let shadowed = match (o.shadow, sbrp) {
@@ -244,14 +350,21 @@ pub fn run_program(o: &GpuRunOpts) -> Result<GpuRunOutcome> {
     let mut gpu = Gpu::new(&cfg, &mut unit);
     gpu.fault = o.fault;
     let record = o.record || !prog.expects().is_empty();
-    let report = gpu.run(
-        &prog,
-        sbrp_gpu::RunOpts {
-            record,
-            max_cycles: o.max_cycles,
-            progress: None,
-        },
-    );
+    let mut line = ProgressLine::new(prog.kernels().iter().map(|k| k.name.clone()).collect());
+    let report = {
+        let mut draw = |c: u64, i: u64, k: usize| line.update(c, i, k);
+        gpu.run(
+            &prog,
+            sbrp_gpu::RunOpts {
+                record,
+                max_cycles: o.max_cycles,
+                progress: o
+                    .progress
+                    .then_some(&mut draw as &mut dyn FnMut(u64, u64, usize)),
+            },
+        )
+    };
+    line.finish();
     let mut failures = vec![];
     let mut skipped = vec![];
     if let Some(ex) = &report.execution {

@@ -1,7 +1,8 @@
 //! `sbrp run`: a whole program on the GPU model (`docs/model.md`), with the
 //! persist buffers of chosen SMs shadowed by the RTL in lockstep (`--cosim`).
 
-use std::path::PathBuf;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -46,6 +47,13 @@ pub struct RunArgs {
     /// Where a lockstep divergence's waveforms go.
     #[arg(long, value_name = "DIR", default_value = "out/mismatch")]
     mismatch_dir: PathBuf,
+    /// Draw the progress line on stderr even when stderr is not a terminal
+    /// (it is drawn on a terminal anyway, for runs longer than a second).
+    #[arg(long)]
+    progress: bool,
+    /// No progress line (wins over `--progress`).
+    #[arg(long)]
+    quiet: bool,
 }
 
 pub fn run(a: &RunArgs) -> Result<Verdict> {
@@ -79,32 +87,104 @@ pub fn run(a: &RunArgs) -> Result<Verdict> {
                 .with_context(|| format!("--sms {k}: a number of SMs (at least 1) or `all`"))?,
         ),
     };
-    let mut o = GpuRunOpts::new(a.trace.clone().expect("clap requires --trace"), config);
+    let Some(program) = a.trace.clone() else {
+        bail!("--trace FILE: the program to run");
+    };
+    // Output paths are checked before the run, not after it.
+    let outputs: Vec<(&str, &PathBuf)> = [("--json", &a.json), ("--record", &a.record)]
+        .into_iter()
+        .filter_map(|(flag, f)| f.as_ref().map(|f| (flag, f)))
+        .collect();
+    for (flag, f) in &outputs {
+        check_output(flag, f)?;
+    }
+    if let (Some(j), Some(r)) = (&a.json, &a.record) {
+        if j == r {
+            bail!("--json and --record: the same file {}", j.display());
+        }
+    }
+    let mut o = GpuRunOpts::new(program, config);
     o.set = set;
     o.shadow = shadow;
     o.record = a.record.is_some();
     o.max_cycles = a.max_cycles;
     o.mismatch_dir = a.mismatch_dir.clone();
+    o.progress = !a.quiet && (a.progress || std::io::stderr().is_terminal());
     let t0 = std::time::Instant::now();
     let out = run_program(&o)?;
     let secs = t0.elapsed().as_secs_f64();
-    // Files first (all or nothing): a write error is exit 2 with no report printed.
+    // Files first, all or nothing: a write error is exit 2 with no report
+    // printed and no file left behind.
+    let mut files = vec![];
     if let Some(f) = &a.json {
-        let text = serde_json::to_string_pretty(&out.report)?;
-        write_file(f, &text)?;
+        files.push((f, serde_json::to_string_pretty(&out.report)?));
     }
     if let Some(f) = &a.record {
-        let ex = out.report.execution.as_ref().expect("recorded");
-        write_file(f, &serde_json::to_string(ex)?)?;
+        let ex = out
+            .report
+            .execution
+            .as_ref()
+            .context("--record: the run kept no execution record")?;
+        files.push((f, serde_json::to_string(ex)?));
     }
+    write_files(&files)?;
     print_report(&out, secs);
     Ok(Verdict::of(out.ok()))
 }
 
-fn write_file(f: &PathBuf, text: &str) -> Result<()> {
-    let tmp = f.with_extension("part");
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", f.display()))?;
-    std::fs::rename(&tmp, f).with_context(|| format!("cannot write {}", f.display()))?;
+/// An output file's directory must exist (the run may be long).
+fn check_output(flag: &str, f: &Path) -> Result<()> {
+    let dir = match f.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "{flag} {}: directory {} does not exist",
+            f.display(),
+            dir.display()
+        );
+    }
+    if f.file_name().is_none() {
+        bail!("{flag} {}: not a file name", f.display());
+    }
+    Ok(())
+}
+
+/// The temporary file `f` is written to before it is renamed into place:
+/// hidden, beside it (a rename within one directory is atomic).
+fn part_path(f: &Path) -> PathBuf {
+    let name = f.file_name().unwrap_or_default().to_string_lossy();
+    f.with_file_name(format!(".{name}.{}.part", std::process::id()))
+}
+
+/// Writes every file or none: each goes to its temporary file first; only
+/// when all are written are they renamed into place. On an error every
+/// temporary file (and any file already renamed) is removed.
+fn write_files(files: &[(&PathBuf, String)]) -> Result<()> {
+    let parts: Vec<PathBuf> = files.iter().map(|(f, _)| part_path(f)).collect();
+    let cleanup = |done: &[&PathBuf]| {
+        for p in &parts {
+            let _ = std::fs::remove_file(p);
+        }
+        for f in done {
+            let _ = std::fs::remove_file(f);
+        }
+    };
+    for ((f, text), part) in files.iter().zip(&parts) {
+        if let Err(e) = std::fs::write(part, text) {
+            cleanup(&[]);
+            return Err(e).with_context(|| format!("cannot write {}", f.display()));
+        }
+    }
+    let mut done = vec![];
+    for ((f, _), part) in files.iter().zip(&parts) {
+        if let Err(e) = std::fs::rename(part, f) {
+            cleanup(&done);
+            return Err(e).with_context(|| format!("cannot write {}", f.display()));
+        }
+        done.push(*f);
+    }
     Ok(())
 }
 
