@@ -429,9 +429,6 @@ fn litmus_trace_needing_more_sms_or_warps_is_refused() {
 }
 
 #[test]
-#[ignore = "gpu/src/sm/mod.rs set_until_after_finish drops the latency of a warp's last \
-            instruction (the warp is Done at issue): a trailing `compute 100000` or load \
-            costs 0 cycles and the kernel ends at the launch latency"]
 fn a_warps_last_instruction_takes_its_latency() {
     let keep = tempfile::tempdir().unwrap();
     let run = |name: &str, body: &str| -> u64 {
