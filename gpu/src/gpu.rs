@@ -371,7 +371,7 @@ impl Gpu {
                 let op = warp
                     .code
                     .get(warp.pc)
-                    .map(|i| format!("{i:?}"))
+                    .map(sbrp_trace::program::write_instr)
                     .unwrap_or_default();
                 lines.push(format!(
                     "  warp {}.{w} at instruction {} ({op}): {:?}",

@@ -31,6 +31,17 @@ pub struct BenchGpuArgs {
 }
 
 pub fn run(a: &BenchGpuArgs) -> Result<Verdict> {
+    // Every preset is checked before anything is printed.
+    let presets = a
+        .presets
+        .split(',')
+        .map(str::trim)
+        .map(|p| {
+            sbrp_gpu::presets::preset_or_err(p)
+                .map(|c| (p, c))
+                .map_err(|e| anyhow!("--presets {p}: {e}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let prog =
         SynthProgram::new(a.kernels, a.ctas, a.warps, a.instrs, a.seed).map_err(|e| anyhow!(e))?;
     println!(
@@ -42,8 +53,7 @@ pub fn run(a: &BenchGpuArgs) -> Result<Verdict> {
         prog.total_instrs()
     );
     let mut ok = true;
-    for p in a.presets.split(',').map(str::trim) {
-        let cfg = sbrp_gpu::presets::preset_or_err(p).map_err(|e| anyhow!("--presets {p}: {e}"))?;
+    for (p, cfg) in presets {
         let mut gpu = Gpu::with_model_units(&cfg)?;
         let t0 = std::time::Instant::now();
         let r = gpu.run(&prog, RunOpts::default());
