@@ -22,6 +22,10 @@ pub struct SmStats {
     /// Eviction flushes whose words had already left with a head flush.
     pub empty_evict_flushes: u64,
     pub replays: u64,
+    /// Of those: stores, ordering ops and evictions.
+    pub replays_store: u64,
+    pub replays_ordering: u64,
+    pub replays_evict: u64,
     pub waits: u64,
     pub fence_delays: u64,
     pub unit_steps: u64,
@@ -41,6 +45,9 @@ impl SmStats {
         self.evict_flushes += o.evict_flushes;
         self.empty_evict_flushes += o.empty_evict_flushes;
         self.replays += o.replays;
+        self.replays_store += o.replays_store;
+        self.replays_ordering += o.replays_ordering;
+        self.replays_evict += o.replays_evict;
         self.waits += o.waits;
         self.fence_delays += o.fence_delays;
         self.unit_steps += o.unit_steps;

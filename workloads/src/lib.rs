@@ -22,7 +22,7 @@ pub enum Build {
 }
 
 /// One application at one input size.
-pub trait App {
+pub trait App: Send + Sync {
     /// Its command-line name (`gpkvs`, `hm`, `srad`, `reduction`, `mq`, `scan`).
     fn name(&self) -> &'static str;
     /// The input size it was built for, in the app's unit (`size_unit`).

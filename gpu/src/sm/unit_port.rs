@@ -458,6 +458,11 @@ impl Sm {
         match RspKind::from_bits(out.rsp_kind) {
             RspKind::Replay => {
                 self.stats.replays += 1;
+                match p.op {
+                    Op::Store => self.stats.replays_store += 1,
+                    Op::Evict => self.stats.replays_evict += 1,
+                    _ => self.stats.replays_ordering += 1,
+                }
                 self.set_state(w, WState::UnitReq);
             }
             RspKind::Wait => {
@@ -552,14 +557,15 @@ impl Sm {
 
     /// Warps waiting on `stall` resume once they see their bit low.
     fn resume_waiting(&mut self, stall: u64, now: u64) {
-        let mut bits = self.masks.waitstall;
+        // Only warps whose stall bit is low can resume.
+        let mut bits = self.masks.waitstall & !stall;
         while bits != 0 {
             let w = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let WState::WaitStall { since, retry } = self.warps[w].state() else {
                 continue;
             };
-            if now <= since || stall >> w & 1 == 1 {
+            if now <= since {
                 continue;
             }
             let warp = self.wid(w);
