@@ -273,6 +273,61 @@ pub fn skip_reason(e: &Expect, cfg: &GpuConfig) -> Option<&'static str> {
     }
 }
 
+/// A GPU whose SBRP units are the reference model, the first `shadowed`
+/// of them paired with the Verilated RTL in lockstep (divergences go to `slot`).
+pub struct Built {
+    pub gpu: Gpu,
+    pub slot: MismatchSlot,
+    pub shadowed: u32,
+    /// Kept while the RTL instances run.
+    pub rtl: Option<Rtl>,
+}
+
+/// Builds the GPU for `cfg`, shadowing SMs' units with the RTL as asked.
+pub fn build_gpu(cfg: &GpuConfig, shadow: Shadow) -> Result<Built> {
+    let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
+    let shadowed = match (shadow, sbrp) {
+        (Shadow::None, _) | (_, false) => 0,
+        (Shadow::First(k), true) => k.min(cfg.core.sms),
+        (Shadow::All, true) => cfg.core.sms,
+    };
+    let slot: MismatchSlot = Rc::new(RefCell::new(None));
+    if !sbrp {
+        let gpu = Gpu::new(cfg, &mut |_| unreachable!("no unit without SBRP"));
+        return Ok(Built {
+            gpu,
+            slot,
+            shadowed,
+            rtl: None,
+        });
+    }
+    let p: PbParams = sbrp_gpu::gpu::unit_params(cfg)?;
+    let rtl = if shadowed > 0 {
+        Some(Rtl::build(&SuiteOpts::new(p))?)
+    } else {
+        None
+    };
+    let mut unit = |s: u32| -> Box<dyn PbUnit> {
+        let model = Box::new(PbModel::new(&p).expect("validated"));
+        match &rtl {
+            Some(r) if s < shadowed => Box::new(Lockstep::new(
+                Box::new(r.instance()),
+                model,
+                s,
+                slot.clone(),
+            )),
+            _ => model,
+        }
+    };
+    let gpu = Gpu::new(cfg, &mut unit);
+    Ok(Built {
+        gpu,
+        slot,
+        shadowed,
+        rtl,
+    })
+}
+
 /// Runs a program on the GPU model.
 pub fn run_program(o: &GpuRunOpts) -> Result<GpuRunOutcome> {
     let prog = load_program(&o.program)?;
@@ -322,32 +377,13 @@ pub fn run_program(o: &GpuRunOpts) -> Result<GpuRunOutcome> {
             )));
         }
     }
-    let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
     let p: PbParams = cfg.pb_params();
-    let shadowed = match (o.shadow, sbrp) {
-        (Shadow::None, _) | (_, false) => 0,
-        (Shadow::First(k), true) => k.min(cfg.core.sms),
-        (Shadow::All, true) => cfg.core.sms,
-    };
-    let slot: MismatchSlot = Rc::new(RefCell::new(None));
-    let rtl = if shadowed > 0 {
-        Some(Rtl::build(&SuiteOpts::new(p))?)
-    } else {
-        None
-    };
-    let mut unit = |s: u32| -> Box<dyn PbUnit> {
-        let model = Box::new(PbModel::new(&p).expect("validated"));
-        match &rtl {
-            Some(r) if s < shadowed => Box::new(Lockstep::new(
-                Box::new(r.instance()),
-                model,
-                s,
-                slot.clone(),
-            )),
-            _ => model,
-        }
-    };
-    let mut gpu = Gpu::new(&cfg, &mut unit);
+    let Built {
+        mut gpu,
+        slot,
+        shadowed,
+        rtl: _rtl,
+    } = build_gpu(&cfg, o.shadow)?;
     gpu.fault = o.fault;
     let record = o.record || !prog.expects().is_empty();
     let mut line = ProgressLine::new(prog.kernels().iter().map(|k| k.name.clone()).collect());
