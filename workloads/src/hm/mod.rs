@@ -1,0 +1,1 @@
+//! HM (placeholder while being written).
