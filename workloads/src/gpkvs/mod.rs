@@ -93,7 +93,7 @@ pub struct Gpkvs {
 impl Gpkvs {
     pub fn new(size: Option<u64>) -> Result<Self, String> {
         let n = size.unwrap_or(DEFAULT_SIZE);
-        if n < MIN_SIZE || n > MAX_SIZE || n % MIN_SIZE != 0 {
+        if !(MIN_SIZE..=MAX_SIZE).contains(&n) || !n.is_multiple_of(MIN_SIZE) {
             return Err(format!(
                 "gpkvs: size {n} refused: the batch must be a multiple of {MIN_SIZE} inserts \
                  (16 blocks x 128 keys a step) from {MIN_SIZE} to {MAX_SIZE}"

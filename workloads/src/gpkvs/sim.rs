@@ -129,12 +129,12 @@ pub fn run(n: u64) -> Batch {
         for s in 0..steps_per_block {
             let first = blk * per_block + s * GROUPS;
             let keys: Vec<Elem> = elems[first..first + GROUPS].to_vec();
-            let mut done = vec![false; GROUPS];
+            let mut done = [false; GROUPS];
             let mut step = Step::default();
             // Counts in groups (the artifact counts threads: 4 per group).
             let mut count = [0usize; 2];
             for phase in 0..2 {
-                let mut fail = vec![false; GROUPS];
+                let mut fail = [false; GROUPS];
                 loop {
                     let mut acts = vec![Act::Idle; GROUPS];
                     let mut writes: Vec<(usize, u64, u8)> = vec![];
