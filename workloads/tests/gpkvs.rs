@@ -15,32 +15,62 @@ use sbrp_workloads::{App, Build, PmImage};
 fn replay(prog: &dyn Program, img: &PmImage) -> PmImage {
     let mut img = img.clone();
     for (k, info) in prog.kernels().iter().enumerate() {
-        for c in 0..info.grid {
-            let code = prog.cta(k, c);
-            let segs: Vec<Vec<&[Instr]>> = code
-                .warps
-                .iter()
-                .map(|w| w.split(|i| *i == Instr::Bar).collect())
-                .collect();
-            let n = segs.iter().map(Vec::len).max().unwrap_or(0);
-            for s in 0..n {
-                for w in &segs {
-                    for i in w.get(s).copied().unwrap_or(&[]) {
-                        if let Instr::St {
-                            space: Space::Pm,
-                            mask,
-                            addrs,
-                            values,
-                            ..
-                        } = i
-                        {
-                            let mut r = 0;
-                            for lane in 0..32 {
-                                if mask & (1 << lane) != 0 {
-                                    let v = values.get(r).expect("PM store without values");
-                                    img.set(addrs.lane(lane, r), v);
-                                    r += 1;
-                                }
+        replay_ctas(prog, &mut img, k, 0..info.grid);
+    }
+    img
+}
+
+/// Applies the PM stores of CTAs `ctas` of kernel `k`.
+fn replay_ctas(prog: &dyn Program, img: &mut PmImage, k: usize, ctas: std::ops::Range<u32>) {
+    replay_cut(prog, img, k, ctas, usize::MAX, 0.0);
+}
+
+/// Applies the PM stores of CTAs `ctas` of kernel `k` up to the first
+/// `frac` of each warp's barrier segment `cut` (earlier segments whole).
+fn replay_cut(
+    prog: &dyn Program,
+    img: &mut PmImage,
+    k: usize,
+    ctas: std::ops::Range<u32>,
+    cut: usize,
+    frac: f64,
+) {
+    for c in ctas {
+        let code = prog.cta(k, c);
+        let segs: Vec<Vec<&[Instr]>> = code
+            .warps
+            .iter()
+            .map(|w| w.split(|i| *i == Instr::Bar).collect())
+            .collect();
+        let n = segs
+            .iter()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0)
+            .min(cut.saturating_add(1));
+        for s in 0..n {
+            for w in &segs {
+                let seg = w.get(s).copied().unwrap_or(&[]);
+                let upto = if s == cut {
+                    (seg.len() as f64 * frac) as usize
+                } else {
+                    seg.len()
+                };
+                for i in &seg[..upto] {
+                    if let Instr::St {
+                        space: Space::Pm,
+                        mask,
+                        addrs,
+                        values,
+                        ..
+                    } = i
+                    {
+                        let mut r = 0;
+                        for lane in 0..32 {
+                            if mask & (1 << lane) != 0 {
+                                let v = values.get(r).expect("PM store without values");
+                                img.set(addrs.lane(lane, r), v);
+                                r += 1;
                             }
                         }
                     }
@@ -48,7 +78,26 @@ fn replay(prog: &dyn Program, img: &PmImage) -> PmImage {
             }
         }
     }
-    img
+}
+
+/// Crashes with every persist durable after each kernel and halfway
+/// through each kernel's grid: the invariant holds there and after recovery.
+fn check_prefixes(app: &dyn App, prog: &dyn Program) {
+    let mut img = app.initial_image();
+    for (k, info) in prog.kernels().iter().enumerate() {
+        let half = info.grid / 2;
+        let mut mid = img.clone();
+        replay_ctas(prog, &mut mid, k, 0..half);
+        replay_ctas(prog, &mut img, k, 0..info.grid);
+        for (what, i) in [("halfway", &mid), ("after", &img)] {
+            let name = &info.name;
+            app.check(i)
+                .unwrap_or_else(|e| panic!("{what} {name}: {e}"));
+            let r = app.recover(i);
+            app.check(&r)
+                .unwrap_or_else(|e| panic!("{what} {name}, recovered: {e}"));
+        }
+    }
 }
 
 fn same(a: &PmImage, b: &PmImage) -> bool {
@@ -111,6 +160,21 @@ fn invariant_holds_on_the_images_and_fails_on_corruption() {
     let t = app.layout().table;
     assert!(rec.words.range(t..t + (1 << 27)).all(|(_, v)| *v == 0));
     assert!(fin.words.range(t..t + (1 << 27)).any(|(_, v)| *v != 0));
+    // Orders the log protects, broken: a new loc whose entry's head is not
+    // durable, and a durable head over an entry that is not.
+    let log = &app.layout().log;
+    let mut bad = crash.clone();
+    bad.set(log.head(1), log.start(1));
+    assert!(app
+        .check(&bad)
+        .unwrap_err()
+        .contains("no durable log entry"));
+    let mut bad = crash.clone();
+    bad.set(log.entry_addr(1) + 8, 0);
+    assert!(app
+        .check(&bad)
+        .unwrap_err()
+        .contains("not durable before its head"));
 }
 
 #[test]
@@ -209,7 +273,35 @@ fn default_size_generates_fast() {
     let app = Gpkvs::new(None).unwrap();
     let (n, _) = digest(&*app.program(Build::Gpu));
     let el = t.elapsed();
+    eprintln!("{n} instructions generated in {el:?}");
     // About 32 instructions per warp per key step in the insert kernel.
     assert!(n > 250_000 && n < 2_000_000, "{n} instructions");
     assert!(el.as_secs_f64() < 20.0, "{el:?}");
+}
+
+#[test]
+fn invariant_holds_at_kernel_boundaries_and_halfway() {
+    let app = Gpkvs::new(Some(4096)).unwrap();
+    check_prefixes(&app, &*app.program(Build::Gpu));
+}
+
+/// Crashes inside the insert kernel: every warp of every CTA stopped in the
+/// same barrier segment, its stores up to the cut durable.
+#[test]
+fn invariant_holds_inside_the_insert_kernel() {
+    let app = Gpkvs::new(Some(4096)).unwrap();
+    let prog = app.program(Build::Gpu);
+    let mut before = app.initial_image();
+    replay_ctas(&*prog, &mut before, 0, 0..129);
+    replay_ctas(&*prog, &mut before, 1, 0..1);
+    for cut in 0..14 {
+        for frac in [0.3, 0.6, 0.9] {
+            let mut img = before.clone();
+            replay_cut(&*prog, &mut img, 2, 0..16, cut, frac);
+            app.check(&img)
+                .unwrap_or_else(|e| panic!("segment {cut} x {frac}: {e}"));
+            app.check(&app.recover(&img))
+                .unwrap_or_else(|e| panic!("segment {cut} x {frac}, recovered: {e}"));
+        }
+    }
 }

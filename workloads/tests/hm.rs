@@ -15,32 +15,62 @@ use sbrp_workloads::{App, Build, PmImage};
 fn replay(prog: &dyn Program, img: &PmImage) -> PmImage {
     let mut img = img.clone();
     for (k, info) in prog.kernels().iter().enumerate() {
-        for c in 0..info.grid {
-            let code = prog.cta(k, c);
-            let segs: Vec<Vec<&[Instr]>> = code
-                .warps
-                .iter()
-                .map(|w| w.split(|i| *i == Instr::Bar).collect())
-                .collect();
-            let n = segs.iter().map(Vec::len).max().unwrap_or(0);
-            for s in 0..n {
-                for w in &segs {
-                    for i in w.get(s).copied().unwrap_or(&[]) {
-                        if let Instr::St {
-                            space: Space::Pm,
-                            mask,
-                            addrs,
-                            values,
-                            ..
-                        } = i
-                        {
-                            let mut r = 0;
-                            for lane in 0..32 {
-                                if mask & (1 << lane) != 0 {
-                                    let v = values.get(r).expect("PM store without values");
-                                    img.set(addrs.lane(lane, r), v);
-                                    r += 1;
-                                }
+        replay_ctas(prog, &mut img, k, 0..info.grid);
+    }
+    img
+}
+
+/// Applies the PM stores of CTAs `ctas` of kernel `k`.
+fn replay_ctas(prog: &dyn Program, img: &mut PmImage, k: usize, ctas: std::ops::Range<u32>) {
+    replay_cut(prog, img, k, ctas, usize::MAX, 0.0);
+}
+
+/// Applies the PM stores of CTAs `ctas` of kernel `k` up to the first
+/// `frac` of each warp's barrier segment `cut` (earlier segments whole).
+fn replay_cut(
+    prog: &dyn Program,
+    img: &mut PmImage,
+    k: usize,
+    ctas: std::ops::Range<u32>,
+    cut: usize,
+    frac: f64,
+) {
+    for c in ctas {
+        let code = prog.cta(k, c);
+        let segs: Vec<Vec<&[Instr]>> = code
+            .warps
+            .iter()
+            .map(|w| w.split(|i| *i == Instr::Bar).collect())
+            .collect();
+        let n = segs
+            .iter()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0)
+            .min(cut.saturating_add(1));
+        for s in 0..n {
+            for w in &segs {
+                let seg = w.get(s).copied().unwrap_or(&[]);
+                let upto = if s == cut {
+                    (seg.len() as f64 * frac) as usize
+                } else {
+                    seg.len()
+                };
+                for i in &seg[..upto] {
+                    if let Instr::St {
+                        space: Space::Pm,
+                        mask,
+                        addrs,
+                        values,
+                        ..
+                    } = i
+                    {
+                        let mut r = 0;
+                        for lane in 0..32 {
+                            if mask & (1 << lane) != 0 {
+                                let v = values.get(r).expect("PM store without values");
+                                img.set(addrs.lane(lane, r), v);
+                                r += 1;
                             }
                         }
                     }
@@ -48,7 +78,26 @@ fn replay(prog: &dyn Program, img: &PmImage) -> PmImage {
             }
         }
     }
-    img
+}
+
+/// Crashes with every persist durable after each kernel and halfway
+/// through each kernel's grid: the invariant holds there and after recovery.
+fn check_prefixes(app: &dyn App, prog: &dyn Program) {
+    let mut img = app.initial_image();
+    for (k, info) in prog.kernels().iter().enumerate() {
+        let half = info.grid / 2;
+        let mut mid = img.clone();
+        replay_ctas(prog, &mut mid, k, 0..half);
+        replay_ctas(prog, &mut img, k, 0..info.grid);
+        for (what, i) in [("halfway", &mid), ("after", &img)] {
+            let name = &info.name;
+            app.check(i)
+                .unwrap_or_else(|e| panic!("{what} {name}: {e}"));
+            let r = app.recover(i);
+            app.check(&r)
+                .unwrap_or_else(|e| panic!("{what} {name}, recovered: {e}"));
+        }
+    }
 }
 
 fn same(a: &PmImage, b: &PmImage) -> bool {
@@ -235,6 +284,36 @@ fn default_size_generates_fast() {
     let app = Hm::new(None).unwrap();
     let (n, _) = digest(&*app.program(Build::Gpu));
     let el = t.elapsed();
+    eprintln!("{n} instructions generated in {el:?}");
     assert!(n > 200_000 && n < 5_000_000, "{n} instructions");
     assert!(el.as_secs_f64() < 20.0, "{el:?}");
+}
+
+#[test]
+fn invariant_holds_at_kernel_boundaries_and_halfway() {
+    let app = Hm::new(Some(3000)).unwrap();
+    check_prefixes(&app, &*app.program(Build::Gpu));
+}
+
+/// Crashes inside compactBuckets, the two phases and clearLog2: every warp
+/// stopped in the same barrier segment, its stores up to the cut durable.
+#[test]
+fn invariant_holds_inside_kernels() {
+    let app = Hm::new(Some(3000)).unwrap();
+    let prog = app.program(Build::Gpu);
+    let mut before = app.initial_image();
+    for k in 0..7 {
+        let grid = prog.kernels()[k].grid;
+        if [2, 3, 4, 6].contains(&k) {
+            for cut in [1, 60] {
+                let mut img = before.clone();
+                replay_cut(&*prog, &mut img, k, 0..grid, cut, 0.5);
+                app.check(&img)
+                    .unwrap_or_else(|e| panic!("kernel {k} segment {cut}: {e}"));
+                app.check(&app.recover(&img))
+                    .unwrap_or_else(|e| panic!("kernel {k} segment {cut}, recovered: {e}"));
+            }
+        }
+        replay_ctas(&*prog, &mut before, k, 0..grid);
+    }
 }

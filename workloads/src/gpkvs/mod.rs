@@ -13,6 +13,9 @@
 //!   leaving the last partition's entry; only partition 0 decides activity.
 //! - Recovery takes partition bounds from the layout, not from the durable
 //!   tails, and restores only partitions that hold a whole entry.
+//! - The crash run and the recovery kernels are the `*_rec` binary built
+//!   without `GPM_EPOCH_MODEL` (`Build::Gpu`): Figure 11 compares SBRP and
+//!   epoch only (§0.8, §6.15).
 //! - Sizes: multiples of 2,048 (16 blocks x 128 keys a block step, so every
 //!   warp runs the same number of steps) from 2,048 to 1,048,576.
 //! - The invariant (`check`): the log's heads are unset, empty or one entry;

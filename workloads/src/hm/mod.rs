@@ -17,6 +17,9 @@
 //!   in `recover` and `host_memset`, not in the recovery program. With an
 //!   empty metadata log the artifact aborts: recovery is `getNodeCount`
 //!   alone and changes nothing.
+//! - The crash run and the recovery kernels are the `*_rec` binary built
+//!   without `GPM_EPOCH_MODEL` (`Build::Gpu`): Figure 11 compares SBRP and
+//!   epoch only (§0.8, §6.15).
 //! - The 8-B zeroing store of a slot is one word at the slot's address in
 //!   the image; the value word beside it is 0 already (the map starts
 //!   empty).
