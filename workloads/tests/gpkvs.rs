@@ -305,3 +305,47 @@ fn invariant_holds_inside_the_insert_kernel() {
         }
     }
 }
+
+/// The programs pass the program-file checks (values fit their size, one
+/// address and value per active lane, ...) and read back unchanged.
+#[test]
+fn programs_round_trip_through_the_file_form() {
+    let app = Gpkvs::new(Some(2048)).unwrap();
+    let rec = app.recovery(&app.crash_image());
+    for prog in [app.program(Build::Gpm), app.crash_program(), rec] {
+        let mut text = vec![];
+        sbrp_trace::write_program(&*prog, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let file = sbrp_trace::parse_program(&text, "gpkvs.prog").unwrap();
+        assert_eq!(file.kernels, prog.kernels());
+        for (k, info) in prog.kernels().iter().enumerate() {
+            for c in 0..info.grid {
+                let mut want = prog.cta(k, c);
+                // The writer leaves out warps without instructions.
+                while want.warps.last().is_some_and(Vec::is_empty) {
+                    want.warps.pop();
+                }
+                let mut got = file.cta(k, c);
+                while got.warps.last().is_some_and(Vec::is_empty) {
+                    got.warps.pop();
+                }
+                assert_eq!(got, want, "kernel {k} CTA {c}");
+            }
+        }
+    }
+}
+
+#[test]
+fn warps_of_an_insert_cta_meet_the_same_barriers() {
+    let app = Gpkvs::new(Some(8192)).unwrap();
+    let p = app.program(Build::Gpu);
+    for c in 0..16 {
+        let bars: Vec<usize> = p
+            .cta(2, c)
+            .warps
+            .iter()
+            .map(|w| w.iter().filter(|i| **i == Instr::Bar).count())
+            .collect();
+        assert!(bars.iter().all(|&b| b == bars[0]), "CTA {c}: {bars:?}");
+    }
+}

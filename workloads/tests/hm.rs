@@ -317,3 +317,32 @@ fn invariant_holds_inside_kernels() {
         replay_ctas(&*prog, &mut before, k, 0..grid);
     }
 }
+
+/// The programs pass the program-file checks (values fit their size, one
+/// address and value per active lane, ...) and read back unchanged.
+#[test]
+fn programs_round_trip_through_the_file_form() {
+    let app = Hm::new(Some(300)).unwrap();
+    let rec = app.recovery(&app.crash_image());
+    for prog in [app.program(Build::Gpm), app.crash_program(), rec] {
+        let mut text = vec![];
+        sbrp_trace::write_program(&*prog, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let file = sbrp_trace::parse_program(&text, "hm.prog").unwrap();
+        assert_eq!(file.kernels, prog.kernels());
+        for (k, info) in prog.kernels().iter().enumerate() {
+            for c in 0..info.grid {
+                let mut want = prog.cta(k, c);
+                // The writer leaves out warps without instructions.
+                while want.warps.last().is_some_and(Vec::is_empty) {
+                    want.warps.pop();
+                }
+                let mut got = file.cta(k, c);
+                while got.warps.last().is_some_and(Vec::is_empty) {
+                    got.warps.pop();
+                }
+                assert_eq!(got, want, "kernel {k} CTA {c}");
+            }
+        }
+    }
+}

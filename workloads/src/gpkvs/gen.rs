@@ -95,8 +95,7 @@ impl<'a> KvsProgram<'a> {
             .unzip()
     }
 
-    fn warps_of(&self, cta: u32, f: impl Fn(u64, &mut Vec<Instr>)) -> CtaCode {
-        let _ = cta;
+    fn warps_of(&self, f: impl Fn(u64, &mut Vec<Instr>)) -> CtaCode {
         let warps = (0..16)
             .map(|w| {
                 let mut out = vec![];
@@ -109,7 +108,7 @@ impl<'a> KvsProgram<'a> {
 
     fn setup(&self, cta: u32) -> CtaCode {
         let log = &self.app.lay.log;
-        self.warps_of(cta, |w, out| {
+        self.warps_of(|w, out| {
             let (lanes, ids) = Self::lanes_below(cta, w, log.parts);
             if !lanes.is_empty() {
                 log.setup_instrs(out, &lanes, &ids);
@@ -125,7 +124,7 @@ impl<'a> KvsProgram<'a> {
 
     fn clear(&self, cta: u32) -> CtaCode {
         let log = &self.app.lay.log;
-        self.warps_of(cta, |w, out| {
+        self.warps_of(|w, out| {
             let (lanes, ids) = Self::lanes_below(cta, w, self.app.n);
             if !lanes.is_empty() {
                 log.clear_instrs(out, &lanes, &ids, self.build);
@@ -137,7 +136,7 @@ impl<'a> KvsProgram<'a> {
     fn recover(&self, cta: u32) -> CtaCode {
         let lay = &self.app.lay;
         let log = &lay.log;
-        self.warps_of(cta, |w, out| {
+        self.warps_of(|w, out| {
             out.push(ld_lanes(Space::Global, 1, &[0], vec![lay.valid]));
             if !self.rec.valid {
                 return;
@@ -172,9 +171,7 @@ impl<'a> KvsProgram<'a> {
 
     /// `hash_insert_2choice`, block `cta`.
     fn insert(&self, cta: u32) -> CtaCode {
-        self.warps_of(cta, |w, out| {
-            self.insert_warp(cta as usize, w as usize, out)
-        })
+        self.warps_of(|w, out| self.insert_warp(cta as usize, w as usize, out))
     }
 
     fn insert_warp(&self, blk: usize, w: usize, out: &mut Vec<Instr>) {
