@@ -5,7 +5,8 @@
 //! - Thread `i` is lane `i % 32` of warp `i / 32` of its CTA; grid-stride
 //!   loops (`markBuckets`, `findKernel`) emit one pass per stride.
 //! - The map starts empty, so `compactBuckets` re-inserts nothing after its
-//!   barrier (every node read has key 0).
+//!   barrier (every node read has key 0). Its log copy reads its source from
+//!   the slot just loaded; those reads are left to that one 8-B load.
 //! - The shared cuckoo table is 3 x 192 entries of 8 B at shared address 0;
 //!   a thread's re-read of the entry it holds is emitted at its own entry's
 //!   address (shared addresses do not change timing in the model).
