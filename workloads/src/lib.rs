@@ -4,8 +4,11 @@
 //! run, a run cut at the artifact's crash point, recovery kernels for a PM
 //! image, and checks its invariant on an image.
 
+pub mod gpkvs;
+pub mod hm;
 pub mod image;
 pub mod layout;
+pub mod log;
 
 pub use image::PmImage;
 
