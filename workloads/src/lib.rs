@@ -6,6 +6,7 @@
 
 pub mod image;
 pub mod layout;
+pub mod mq;
 
 pub use image::PmImage;
 
