@@ -307,8 +307,9 @@ impl Mq {
         } else {
             img.get(self.start_addr(i))
         };
-        let st = unpack(rec)
-            .ok_or_else(|| format!("queue {q}: record {rec:#x} of command {i} is not a head/tail"))?;
+        let st = unpack(rec).ok_or_else(|| {
+            format!("queue {q}: record {rec:#x} of command {i} is not a head/tail")
+        })?;
         Ok((st, Some(k)))
     }
 
@@ -408,7 +409,11 @@ impl Mq {
             let w0 = &mut warps[0];
             for m in 0..THREADS {
                 let mk = Self::marker_addr(b, m / 32);
-                push(w0, build, layout::pacq(Scope::Block, Space::Shared, mk, seq));
+                push(
+                    w0,
+                    build,
+                    layout::pacq(Scope::Block, Space::Shared, mk, seq),
+                );
             }
             let post = pack(c.post.0, c.post.1);
             w0.push(layout::st(Space::Global, 8, 1, q, 0, Values::Same(post)));
@@ -437,7 +442,13 @@ impl Mq {
             let mut g = cta * THREADS + w * 32;
             while g < n {
                 let cnt = (n - g).min(32);
-                v.push(layout::ld(Space::Global, 8, lanes(cnt), self.cmd_addr(g), 24));
+                v.push(layout::ld(
+                    Space::Global,
+                    8,
+                    lanes(cnt),
+                    self.cmd_addr(g),
+                    24,
+                ));
                 let (mut rw, mut commit, mut need_start) = (0u32, 0u32, 0u32);
                 let (mut addrs, mut vals, mut adopt) = (Vec::new(), Vec::new(), 0u32);
                 for l in 0..cnt {
@@ -528,7 +539,10 @@ impl Mq {
         MqProgram {
             app: self,
             name: name.into(),
-            kernels: vec![Self::kernel("initKernel", 0), Self::kernel("mainKernel", 128)],
+            kernels: vec![
+                Self::kernel("initKernel", 0),
+                Self::kernel("mainKernel", 128),
+            ],
             kind: Kind::Run { build, completion },
         }
     }
@@ -587,8 +601,8 @@ impl App for Mq {
         for q in 0..QUEUES {
             let ((h, t), _) = self.recovered(image, q)?;
             let ops = &self.per_queue[q as usize];
-            let known = (h, t) == (0, 0)
-                || ops.iter().any(|&i| self.cmds[i as usize].post == (h, t));
+            let known =
+                (h, t) == (0, 0) || ops.iter().any(|&i| self.cmds[i as usize].post == (h, t));
             if !known {
                 return Err(format!(
                     "queue {q}: recovered head/tail ({h}, {t}) is no state of its history"
