@@ -7,6 +7,7 @@
 pub mod image;
 pub mod layout;
 pub mod mq;
+pub mod scan;
 
 pub use image::PmImage;
 
