@@ -174,7 +174,7 @@ impl Mq {
             let seq = ops.len() as u32;
             ops.push(i);
             let pre = ht[q as usize];
-            let (op, post) = if seq % 2 == 0 {
+            let (op, post) = if seq.is_multiple_of(2) {
                 (Op::Insert, (pre.0, (pre.1 + BATCH) % QUEUE_LEN))
             } else {
                 (Op::Remove, ((pre.0 + BATCH) % QUEUE_LEN, pre.1))
@@ -614,7 +614,10 @@ impl App for Mq {
                 let v0 = image.get(self.slot_addr(q, s));
                 let id = v0 / BATCH as u64;
                 let owner = self.cmds.get(id as usize).filter(|c| {
-                    v0 % BATCH as u64 == 0 && c.op == Op::Insert && c.queue == q && c.pre.1 == s
+                    v0.is_multiple_of(BATCH as u64)
+                        && c.op == Op::Insert
+                        && c.queue == q
+                        && c.pre.1 == s
                 });
                 if owner.is_none() {
                     return Err(format!(

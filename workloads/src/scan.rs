@@ -86,7 +86,7 @@ fn splitmix(mut x: u64) -> u64 {
 impl Scan {
     pub fn new(size: Option<u64>) -> Result<Self, String> {
         let elems = size.unwrap_or(DEFAULT_ELEMS);
-        if elems == 0 || elems % ARRAY as u64 != 0 {
+        if elems == 0 || !elems.is_multiple_of(ARRAY as u64) {
             return Err(format!(
                 "scan: size {elems} elements is not a positive multiple of the array length {ARRAY}"
             ));
@@ -164,8 +164,9 @@ impl Scan {
     pub fn output(&self, b: u32) -> Vec<u32> {
         let lv = self.levels(b);
         let mut out = Vec::with_capacity(ARRAY as usize);
-        for t in 0..THREADS as usize {
-            let mut s = lv[ITERS as usize][t].wrapping_sub(lv[0][t]);
+        let (last, sums) = (&lv[ITERS as usize], &lv[0]);
+        for (t, (&incl, &own)) in last.iter().zip(sums).enumerate() {
+            let mut s = incl.wrapping_sub(own);
             for j in 0..4 {
                 out.push(s);
                 s = s.wrapping_add(self.input(b as u64 * ARRAY as u64 + 4 * t as u64 + j));

@@ -82,7 +82,14 @@ fn commands_follow_srand_100() {
     for c in &cmds[..2_000] {
         let k = seen[c.queue as usize];
         assert_eq!(c.seq, k);
-        assert_eq!(c.op, if k % 2 == 0 { Op::Insert } else { Op::Remove });
+        assert_eq!(
+            c.op,
+            if k.is_multiple_of(2) {
+                Op::Insert
+            } else {
+                Op::Remove
+            }
+        );
         seen[c.queue as usize] += 1;
     }
     for (q, c) in cmds[2_000..].iter().enumerate() {
