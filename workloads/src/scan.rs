@@ -482,14 +482,20 @@ impl App for Scan {
         }
         img
     }
-    /// A flag saying level `L` (value `L + 1`) in copy `c` means `L % 2 == c`
-    /// and the warp's 32 values there are level `L`'s, computed from the
-    /// inputs (so from a correct level `L - 1`).
+    /// A flag saying level `L` (value `L + 1`) in copy `c` means `L % 2 ==
+    /// c`. Of a warp's two copies, the one whose flag names the later level
+    /// holds exactly that level's 32 values, computed from the inputs (so
+    /// from a correct level `L - 1`): that is the last completed iteration
+    /// recovery looks for. The other copy is being overwritten with level
+    /// `L + 2` once the later level is published (the owner waits only for
+    /// readers in other warps, as the artifact's threads without a reader do
+    /// not wait), so each of its values is level `L`'s or level `L + 2`'s.
     fn check(&self, image: &PmImage) -> Result<(), String> {
         for b in 0..self.blocks {
             let mut lv = None;
-            for c in 0..2 {
-                for w in 0..WARPS {
+            for w in 0..WARPS {
+                let mut lvls = [0u64; 2];
+                for c in 0..2u32 {
                     let f = image.get(self.flag_addr(b, c, w));
                     let lvl = f & LEVEL_MASK;
                     if f & !(LEVEL_MASK | CONSUMED) != 0
@@ -500,21 +506,28 @@ impl App for Scan {
                             "block {b} warp {w}: flag of copy {c} holds {f:#x}, no level"
                         ));
                     }
+                    if lvl != 0 && (lvl - 1) % 2 != c as u64 {
+                        return Err(format!(
+                            "block {b} warp {w}: flag of copy {c} says level {}, which lives in copy {}",
+                            lvl - 1,
+                            (lvl - 1) % 2
+                        ));
+                    }
+                    lvls[c as usize] = lvl;
+                }
+                let top = usize::from(lvls[1] > lvls[0]);
+                for (c, &lvl) in lvls.iter().enumerate() {
                     if lvl == 0 {
                         continue;
                     }
-                    let l = (lvl - 1) as u32;
-                    if l % 2 != c {
-                        return Err(format!(
-                            "block {b} warp {w}: flag of copy {c} says level {l}, which lives in copy {}",
-                            l % 2
-                        ));
-                    }
+                    let l = (lvl - 1) as usize;
                     let lv = lv.get_or_insert_with(|| self.levels(b));
                     for lane in 0..32 {
-                        let got = image.get(self.data_addr(b, c, w) + 4 * lane as u64);
-                        let want = lv[l as usize][(w * 32 + lane) as usize] as u64;
-                        if got != want {
+                        let t = (w * 32 + lane) as usize;
+                        let got = image.get(self.data_addr(b, c as u32, w) + 4 * lane as u64);
+                        let want = lv[l][t] as u64;
+                        let next = lv.get(l + 2).map(|v| v[t] as u64);
+                        if got != want && (c == top || Some(got) != next) {
                             return Err(format!(
                                 "block {b} warp {w} lane {lane}: flag of copy {c} says level {l} but the value is {got:#x}, not {want:#x}"
                             ));
@@ -525,18 +538,18 @@ impl App for Scan {
         }
         Ok(())
     }
-    /// A flag ahead of its value: one value under a set flag is changed
+    /// A flag ahead of its value: one value under the later flag is changed
     /// (or, with no flag set, a flag set over a wrong value).
     fn corrupt(&self, image: &PmImage) -> PmImage {
         let mut img = image.clone();
         for b in 0..self.blocks {
-            for c in 0..2 {
-                for w in 0..WARPS {
-                    if image.get(self.flag_addr(b, c, w)) & LEVEL_MASK != 0 {
-                        let a = self.data_addr(b, c, w);
-                        img.set(a, (image.get(a) + 1) & 0xffff_ffff);
-                        return img;
-                    }
+            for w in 0..WARPS {
+                let l0 = image.get(self.flag_addr(b, 0, w)) & LEVEL_MASK;
+                let l1 = image.get(self.flag_addr(b, 1, w)) & LEVEL_MASK;
+                if l0 | l1 != 0 {
+                    let a = self.data_addr(b, u32::from(l1 > l0), w);
+                    img.set(a, (image.get(a) + 1) & 0xffff_ffff);
+                    return img;
                 }
             }
         }
