@@ -31,7 +31,8 @@
 //!   records, the commits' dFences kept. `recovery` follows the note: one
 //!   command per thread (grid-stride when commands outnumber threads); where
 //!   several commands of one queue write its head/tail, the latest command
-//!   wins (the artifact's threads race there). It writes only volatile
+//!   wins (the artifact's threads race there); a record word never stored
+//!   (a crash before initKernel wrote it) counts as absent. It writes only volatile
 //!   head/tail, so `recover` leaves the PM image unchanged; `check` applies
 //!   the same rule to the records.
 //! - Sizes: 1..=100,000 batches (the walk makes each block's code grow with
@@ -133,6 +134,12 @@ pub fn pack(h: u32, t: u32) -> u64 {
 fn unpack(v: u64) -> Option<(u32, u32)> {
     let (h, t) = ((v >> 32) as u32, v as u32);
     (h < QUEUE_LEN && t < QUEUE_LEN).then_some((h, t))
+}
+
+/// A record word of `img`; one never stored (a crash before initKernel
+/// wrote it) counts as absent.
+fn record(img: &PmImage, addr: u64) -> u64 {
+    img.words.get(&addr).copied().unwrap_or(NONE)
 }
 
 /// Value of element `j` of the batch of command `i`.
@@ -286,7 +293,7 @@ impl Mq {
         let ops = &self.per_queue[q as usize];
         let mut last = None;
         for (k, &i) in ops.iter().enumerate() {
-            if img.get(self.start_addr(i)) != NONE {
+            if record(img, self.start_addr(i)) != NONE {
                 if last.map_or(k > 0, |l: usize| l + 1 != k) {
                     // The leader's oFence orders each start record after the
                     // previous one.
@@ -301,11 +308,11 @@ impl Mq {
             return Ok(((0, 0), None));
         };
         let i = ops[k];
-        let d = img.get(self.done_addr(i));
+        let d = record(img, self.done_addr(i));
         let rec = if d != NONE {
             d
         } else {
-            img.get(self.start_addr(i))
+            record(img, self.start_addr(i))
         };
         let st = unpack(rec).ok_or_else(|| {
             format!("queue {q}: record {rec:#x} of command {i} is not a head/tail")
@@ -585,8 +592,8 @@ impl App for Mq {
             name: "mq-recovery".into(),
             kernels: vec![Self::kernel("recoveryKernel", 0)],
             kind: Kind::Recovery {
-                starts: (0..n).map(|i| image.get(self.start_addr(i))).collect(),
-                dones: (0..n).map(|i| image.get(self.done_addr(i))).collect(),
+                starts: (0..n).map(|i| record(image, self.start_addr(i))).collect(),
+                dones: (0..n).map(|i| record(image, self.done_addr(i))).collect(),
             },
         })
     }
