@@ -34,6 +34,13 @@
 //! - `recovery`: per warp, loads of both flag words, a dummy read-modify-write
 //!   of the warp's values in the copy of the later level (rewriting the value
 //!   read), then a dFence; the redo is not implemented (§2.6).
+//! - The invariant (§2.6: flag k means level k is durable and computed from
+//!   durable level k-1) is checked on the copy whose flag names the later
+//!   level, the last completed iteration recovery looks for; the other copy
+//!   may hold level L or, mid-overwrite, level L + 2 per value (a warp that
+//!   no other warp reads overwrites it without waiting, as the artifact's
+//!   threads without a reader do). Crash images cut from model runs at any
+//!   cycle pass this check; the stricter reading (both copies) fails them.
 //! - Sizes: a positive multiple of 512 elements, at most 16,384 arrays (the
 //!   images stay small).
 

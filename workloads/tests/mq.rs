@@ -69,6 +69,19 @@ fn partial_batch_after_rollback_is_outside_the_queue() {
 }
 
 #[test]
+fn crash_during_init_kernel_is_consistent() {
+    // Records half written by initKernel (the rest never stored): every
+    // queue recovers empty.
+    let app = small();
+    let mut img = app.initial_image();
+    for i in (0..app.commands().len() as u32).step_by(2) {
+        img.set(app.start_addr(i), NONE);
+    }
+    app.check(&img).unwrap();
+    assert!(app.check(&app.corrupt(&img)).is_err());
+}
+
+#[test]
 fn commands_follow_srand_100() {
     let app = Mq::new(None).unwrap();
     assert_eq!(app.size(), 2_000);
