@@ -9,6 +9,8 @@ pub mod hm;
 pub mod image;
 pub mod layout;
 pub mod log;
+pub mod mq;
+pub mod scan;
 
 pub use image::PmImage;
 
