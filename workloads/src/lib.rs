@@ -6,6 +6,8 @@
 
 pub mod image;
 pub mod layout;
+pub mod reduction;
+pub mod srad;
 
 pub use image::PmImage;
 
