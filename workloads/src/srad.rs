@@ -97,7 +97,7 @@ impl Srad {
     /// `size` is the image side (default 512): a multiple of 32, 64..=2048.
     pub fn new(size: Option<u64>) -> Result<Self, String> {
         let side = size.unwrap_or(DEFAULT_SIDE);
-        if side < 2 * TILE || side % TILE != 0 || side > MAX_SIDE {
+        if side < 2 * TILE || !side.is_multiple_of(TILE) || side > MAX_SIDE {
             return Err(format!(
                 "srad: image side {side} refused: it must be a multiple of 32 between 64 and {MAX_SIDE}"
             ));
