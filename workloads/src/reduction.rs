@@ -531,7 +531,11 @@ impl Program for RedProgram<'_> {
                 warps: (0..WARPS)
                     .map(|w| {
                         let a = app.region(0, cta) + w as u64 * 32 * 4;
-                        vec![ld(Space::Pm, 4, u32::MAX, a, 4)]
+                        // The test against EMPTY waits for the data.
+                        vec![
+                            ld(Space::Pm, 4, u32::MAX, a, 4),
+                            Instr::Compute { cycles: 2 },
+                        ]
                     })
                     .collect(),
             },

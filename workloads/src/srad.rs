@@ -383,6 +383,8 @@ impl Srad {
                 let mut v = vec![
                     ld(Space::Pm, 4, u32::MAX, self.at(l.c, r, c0), 4),
                     ld(Space::Pm, 4, u32::MAX, self.at(l.jout, r, c0), 4),
+                    // The tests for < 0 wait for the data.
+                    Instr::Compute { cycles: 2 },
                 ];
                 let i = self.idx(r, c0);
                 let (mut mask, mut vals) = (0u32, Vec::new());

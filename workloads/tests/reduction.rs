@@ -89,10 +89,13 @@ fn kernels_and_launch_shapes_follow_the_note() {
     for w in r.cta(0, 7).warps {
         assert!(matches!(
             w[..],
-            [Instr::Ld {
-                space: Space::Pm,
-                ..
-            }]
+            [
+                Instr::Ld {
+                    space: Space::Pm,
+                    ..
+                },
+                Instr::Compute { .. }
+            ]
         ));
     }
 }

@@ -224,7 +224,8 @@ fn recovery_reads_c_and_j_out_and_records_the_restart() {
                 }
             ));
             // Rows with C computed still have J_out < 0: restart kernel 1.
-            match &w[2..] {
+            assert_eq!(w[2], Instr::Compute { cycles: 2 });
+            match &w[3..] {
                 [Instr::St {
                     space: Space::Global,
                     values: Values::List(v),
@@ -239,7 +240,7 @@ fn recovery_reads_c_and_j_out_and_records_the_restart() {
         .cta(0, 0)
         .warps
         .iter()
-        .all(|w| w.len() == 2));
+        .all(|w| w.len() == 3));
     assert_eq!(app.recover(&crash), crash);
 }
 
