@@ -21,8 +21,11 @@
 //!   are estimates, not measured.
 //! - Crash point (`crash_program`): setMemory x2, then srad_cuda_1 cut after
 //!   the first half of its CTAs (the block rows 0..gy/2 completed, the rest
-//!   never launched: their warps have no code): part of C is persisted, the
-//!   rest is still the -1 marker, J_out is all -1.
+//!   never launched): part of C is persisted, the rest is still the -1
+//!   marker, J_out is all -1. The cut kernel's grid is the CTAs that ran
+//!   (half of 16x16 by default) rather than the full grid with empty CTAs:
+//!   under epoch the GPU model did not drain a kernel whose last CTAs to
+//!   run had no code (it reported a deadlock).
 //! - `recovery` is recovery_kernel alone; it only reads, so `recover`
 //!   returns the image unchanged (the redo is the main kernels, §2.3).
 //! - In `check`, a coefficient word never stored counts as "not computed",
@@ -548,6 +551,7 @@ impl App for Srad {
     fn crash_program(&self) -> Box<dyn Program + '_> {
         let mut kernels = self.kernels(false);
         kernels.truncate(3);
+        kernels[2].grid = self.crash_ctas();
         Box::new(SradProgram {
             app: self,
             build: Build::Gpu,

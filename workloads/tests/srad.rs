@@ -249,7 +249,8 @@ fn crash_program_cuts_srad_cuda_1_after_half_its_ctas() {
     let app = small();
     let p = app.crash_program();
     assert_eq!(p.kernels().len(), 3);
-    assert_eq!(p.kernels()[2].grid, 4);
+    // The CTAs that ran before the crash: half of the 2x2 grid.
+    assert_eq!(p.kernels()[2].grid, 2);
     assert!(!p.cta(2, 1).warps.is_empty());
     assert!(p.cta(2, 2).warps.is_empty());
 }
