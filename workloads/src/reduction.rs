@@ -31,10 +31,24 @@
 //! - `g_odata` has 8-byte slots: a release's flag word is 8 bytes, and the
 //!   release of step 9 goes to `g_odata[block]`. Thread 0's store is 8 bytes
 //!   too, with the same (32-bit) value.
-//! - Step 9: all 16 warps release the block's result. In CUDA warps 1-15
-//!   read `g_odata[block]` without waiting for thread 0 (a race); the
-//!   generator gives every release the value thread 0 writes, so the image
-//!   does not depend on that race.
+//! - Steps 9-10: all 16 warps read `g_odata[block]` and release what they
+//!   read at device scope. In CUDA warps 1-15 do not wait for thread 0 (a
+//!   race); they reach step 9 long before thread 0's store, which waits for
+//!   warp 0's whole tree and dFence, so they write back the value the slot
+//!   held before the launch (the previous launch's result, 0 at first), in
+//!   the note's place, before the barrier. Warp 0 releases the new value
+//!   *after* the ticket and the barrier instead of before: then no old
+//!   value can land after the new one. (With warp 0's release before the
+//!   barrier the model, under the artifact switches, completed warps 1-15's
+//!   releases after warp 0's, and the last block spun for ever on the old
+//!   value; in CUDA that result would be lost.) Giving warps 1-15 the new
+//!   value instead would publish a result before its tree is durable;
+//!   moving all 16 releases after the barrier changed the cycles by up to
+//!   4% (SBRP-far slower, epoch-far faster) where this order stays within
+//!   1% of the note's.
+//! - The device-scope variant of Figure 7 (`reduction_dev_gpu`) is
+//!   [`Reduction::program_dev`]: the tree's flag operations at device scope
+//!   and a `fence.dev` before the first barrier (§2.4).
 //! - GPM build: a `fence.dev` after every oFence/dFence and flag operation
 //!   (once after an acquire, not per poll: the model polls inside one
 //!   instruction).
@@ -118,6 +132,24 @@ fn inputs(t: usize) -> impl Iterator<Item = usize> {
         .map(move |k| first << k)
         .take_while(|&s| s <= 256)
         .map(move |s| t + s)
+}
+
+/// Which binary: the build, and the device-scope variant of Figure 7.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Gen {
+    build: Build,
+    dev: bool,
+}
+
+impl Gen {
+    /// The scope of the tree's flag operations.
+    fn scope(self) -> Scope {
+        if self.dev {
+            Scope::Device
+        } else {
+            Scope::Block
+        }
+    }
 }
 
 /// Where things live.
@@ -252,9 +284,9 @@ impl Reduction {
         }
     }
 
-    fn push(v: &mut Vec<Instr>, i: Instr, build: Build) {
+    fn push(v: &mut Vec<Instr>, i: Instr, g: Gen) {
         v.push(i);
-        if build == Build::Gpm {
+        if g.build == Build::Gpm {
             v.push(Instr::Fence(FenceScope::Device));
         }
     }
@@ -262,14 +294,7 @@ impl Reduction {
     /// Steps 2-7 of §2.4 for tree `tree` of launch `l`, appended to the
     /// warps: the whole tree with warp 0's dFence, or (`cut`) levels
     /// `1..=cut` only.
-    fn tree_code(
-        &self,
-        warps: &mut [Vec<Instr>],
-        l: u64,
-        tree: u32,
-        cut: Option<u32>,
-        build: Build,
-    ) {
+    fn tree_code(&self, warps: &mut [Vec<Instr>], l: u64, tree: u32, cut: Option<u32>, g: Gen) {
         let own = self.own(l, tree);
         let slot = self::tree(&own);
         let base = self.region(l, tree);
@@ -295,6 +320,9 @@ impl Reduction {
                     vals(t0 as usize, u32::MAX),
                 ));
             }
+            if g.dev && tree < BLOCKS {
+                v.push(Instr::Fence(FenceScope::Device));
+            }
             v.push(Instr::Bar);
             for lvl in 1..=cut.unwrap_or(LEVELS) {
                 let s = stride(lvl);
@@ -306,7 +334,7 @@ impl Reduction {
                 if lvl > 1 {
                     // The slots t + s were released as one warp's chunk.
                     let f = self.flag(l, tree, t0 + s);
-                    Self::push(v, pacq(Scope::Block, Space::Shared, f, 1), build);
+                    Self::push(v, pacq(g.scope(), Space::Shared, f, 1), g);
                 }
                 let a = base + (t0 + s) as u64 * 4;
                 v.push(ld(Space::Pm, 4, rmask, a, 4));
@@ -322,18 +350,18 @@ impl Reduction {
                     v.push(st(Space::Pm, 4, smask, a, 4, vals(t0 as usize, smask)));
                     if s > 1 {
                         let f = self.flag(l, tree, t0.max(lo));
-                        Self::push(v, prel(Scope::Block, Space::Shared, f, 1), build);
+                        Self::push(v, prel(g.scope(), Space::Shared, f, 1), g);
                     }
                 }
             }
             if w == 0 && cut.is_none() {
-                Self::push(v, Instr::DFence, build);
+                Self::push(v, Instr::DFence, g);
             }
         }
     }
 
     /// One CTA of launch `l`'s reduceSinglePass.
-    fn cta_code(&self, l: u64, b: u32, cut: Option<u32>, build: Build) -> CtaCode {
+    fn cta_code(&self, l: u64, b: u32, cut: Option<u32>, g: Gen) -> CtaCode {
         let mut warps: Vec<Vec<Instr>> = vec![Vec::new(); WARPS as usize];
         // Step 1: each thread sums its pairs (two lines per warp per pair).
         for (w, v) in warps.iter_mut().enumerate() {
@@ -343,23 +371,30 @@ impl Reduction {
                 v.push(ld(Space::Global, 4, u32::MAX, a + THREADS as u64 * 4, 4));
             }
         }
-        self.tree_code(&mut warps, l, b, cut, build);
+        self.tree_code(&mut warps, l, b, cut, g);
         if cut.is_some() {
             return CtaCode { warps };
         }
         let res = self.result(l, b) as u64;
+        let stale = l.checked_sub(1).map_or(0, |p| self.result(p, b) as u64);
         let slot = self.g_odata(b);
         // Step 8: thread 0 writes the block's result.
         warps[0].push(st(Space::Pm, 8, 1, slot, 0, Values::Same(res)));
         for (w, v) in warps.iter_mut().enumerate() {
-            // Step 9: every warp reads it and releases it at device scope.
-            v.push(ld(Space::Pm, 8, u32::MAX, slot, 0));
-            Self::push(v, prel(Scope::Device, Space::Pm, slot, res), build);
-            // Step 10: thread 0 takes a ticket, then the barrier.
+            // Step 9: every warp reads the slot and releases what it read at
+            // device scope: warps 1-15 the old value, before the barrier;
+            // warp 0 the new one, after it (see `//!`).
             if w == 0 {
+                // Step 10: thread 0 takes a ticket, then the barrier.
                 v.push(atom(Space::Global, 4, 1, self.lay.count, 0));
+                v.push(Instr::Bar);
+                v.push(ld(Space::Pm, 8, u32::MAX, slot, 0));
+                Self::push(v, prel(Scope::Device, Space::Pm, slot, res), g);
+            } else {
+                v.push(ld(Space::Pm, 8, u32::MAX, slot, 0));
+                Self::push(v, prel(Scope::Device, Space::Pm, slot, stale), g);
+                v.push(Instr::Bar);
             }
-            v.push(Instr::Bar);
         }
         if b != LAST_BLOCK {
             return CtaCode { warps };
@@ -368,14 +403,10 @@ impl Reduction {
         for (w, v) in warps.iter_mut().enumerate().take(2) {
             for j in (w as u32 * 32..(w as u32 + 1) * 32).filter(|&j| j < BLOCKS) {
                 let want = self.result(l, j) as u64;
-                Self::push(
-                    v,
-                    pacq(Scope::Device, Space::Pm, self.g_odata(j), want),
-                    build,
-                );
+                Self::push(v, pacq(Scope::Device, Space::Pm, self.g_odata(j), want), g);
             }
         }
-        self.tree_code(&mut warps, l, BLOCKS, None, build);
+        self.tree_code(&mut warps, l, BLOCKS, None, g);
         let total = self.total(l) as u64;
         warps[0].push(st(
             Space::Pm,
@@ -420,6 +451,31 @@ impl Reduction {
             }
         }
         img
+    }
+
+    fn run_program(&self, gen: Gen) -> Box<dyn Program + '_> {
+        Box::new(RedProgram {
+            app: self,
+            gen,
+            name: if gen.dev {
+                "reduction_dev"
+            } else {
+                "reduction"
+            },
+            kernels: (0..self.launches)
+                .map(|_| Self::kinfo("reduceSinglePass"))
+                .collect(),
+            kind: Kind::Run,
+        })
+    }
+
+    /// The device-scope variant of Figure 7 (`reduction_dev_gpu`, §2.4):
+    /// every flag operation at device scope and a `fence.dev` before the
+    /// first barrier. Without that fence, under the model's promotion of
+    /// block scope to device scope, a level-1 sum could be durable before
+    /// a step-2 input stored by another warp before the barrier.
+    pub fn program_dev(&self, build: Build) -> Box<dyn Program + '_> {
+        self.run_program(Gen { build, dev: true })
     }
 
     fn crash_level(b: u32) -> u32 {
@@ -499,7 +555,7 @@ impl Reduction {
 /// The programs of this app.
 struct RedProgram<'a> {
     app: &'a Reduction,
-    build: Build,
+    gen: Gen,
     name: &'static str,
     kernels: Vec<KernelInfo>,
     kind: Kind,
@@ -525,8 +581,8 @@ impl Program for RedProgram<'_> {
         }
         let app = self.app;
         match self.kind {
-            Kind::Run => app.cta_code(k as u64, cta, None, self.build),
-            Kind::Crash => app.cta_code(0, cta, Some(Reduction::crash_level(cta)), self.build),
+            Kind::Run => app.cta_code(k as u64, cta, None, self.gen),
+            Kind::Crash => app.cta_code(0, cta, Some(Reduction::crash_level(cta)), self.gen),
             Kind::Rec => CtaCode {
                 warps: (0..WARPS)
                     .map(|w| {
@@ -570,15 +626,7 @@ impl App for Reduction {
         img
     }
     fn program(&self, build: Build) -> Box<dyn Program + '_> {
-        Box::new(RedProgram {
-            app: self,
-            build,
-            name: "reduction",
-            kernels: (0..self.launches)
-                .map(|_| Self::kinfo("reduceSinglePass"))
-                .collect(),
-            kind: Kind::Run,
-        })
+        self.run_program(Gen { build, dev: false })
     }
     fn final_image(&self) -> PmImage {
         self.image(self.launches, false)
@@ -586,7 +634,10 @@ impl App for Reduction {
     fn crash_program(&self) -> Box<dyn Program + '_> {
         Box::new(RedProgram {
             app: self,
-            build: Build::Gpu,
+            gen: Gen {
+                build: Build::Gpu,
+                dev: false,
+            },
             name: "reduction_rec",
             kernels: vec![Self::kinfo("reduceSinglePass")],
             kind: Kind::Crash,
@@ -600,7 +651,10 @@ impl App for Reduction {
         k.smem = 0;
         Box::new(RedProgram {
             app: self,
-            build: Build::Gpu,
+            gen: Gen {
+                build: Build::Gpu,
+                dev: false,
+            },
             name: "reduction_recovery",
             kernels: vec![k],
             kind: Kind::Rec,

@@ -11,12 +11,13 @@ use sbrp_workloads::reduction::{input, Reduction, BLOCKS, LAST_BLOCK, PER_LAUNCH
 use sbrp_workloads::{App, Build, PmImage};
 
 /// Every PM store and PM release of `p`, applied kernel by kernel, CTA by
-/// CTA, warp by warp.
+/// CTA, warp by warp from the last: warps 1-15 write back the old
+/// `g_odata[block]` before warp 0 writes the new one.
 fn replay(p: &dyn Program, initial: &PmImage) -> PmImage {
     let mut img = initial.clone();
     for (k, info) in p.kernels().iter().enumerate() {
         for c in 0..info.grid {
-            for w in p.cta(k, c).warps {
+            for w in p.cta(k, c).warps.into_iter().rev() {
                 for i in w {
                     match i {
                         Instr::St {
@@ -212,13 +213,18 @@ fn block_steps_follow_the_note() {
             })
             .unwrap();
         let rd = w0.iter().position(reld).unwrap();
-        assert!(df < g && g < rd);
-        // The ticket by thread 0, before the last barrier.
+        // The ticket by thread 0, the barrier, then warp 0's release (after
+        // warps 1-15 released the old value before the barrier).
         let at = w0
             .iter()
             .position(|i| matches!(i, Instr::Atom { .. }))
             .unwrap();
-        assert!(rd < at && at < w0.iter().rposition(|i| *i == Instr::Bar).unwrap());
+        let bar = w0.iter().rposition(|i| *i == Instr::Bar).unwrap();
+        assert!(df < g && g < at && at < bar && bar < rd);
+        for w in &code.warps[1..] {
+            let rd = w.iter().position(reld).unwrap();
+            assert!(rd < w.iter().rposition(|i| *i == Instr::Bar).unwrap());
+        }
         // Warps 8-15 store sdata[256..511] before the first barrier.
         for w in 8..16 {
             assert!(matches!(
@@ -231,6 +237,63 @@ fn block_steps_follow_the_note() {
             assert_eq!(code.warps[w][11], Instr::Bar);
         }
     }
+}
+
+#[test]
+fn step_9_releases_write_back_the_old_and_the_new_result() {
+    let app = Reduction::new(Some(2 * PER_LAUNCH)).unwrap();
+    let p = app.program(Build::Gpu);
+    for (l, old) in [(0, 0), (1, app.result(0, 9) as u64)] {
+        let code = p.cta(l, 9);
+        let vals: Vec<u64> = code
+            .warps
+            .iter()
+            .map(|w| {
+                w.iter()
+                    .find_map(|i| match i {
+                        Instr::PRel {
+                            scope: Scope::Device,
+                            flag,
+                            value,
+                            ..
+                        } => Some((*flag, *value)),
+                        _ => None,
+                    })
+                    .unwrap()
+            })
+            .map(|(f, v)| {
+                assert_eq!(f, app.g_odata(9));
+                v
+            })
+            .collect();
+        assert_eq!(vals[0], app.result(l as u64, 9) as u64);
+        assert!(vals[1..].iter().all(|&v| v == old));
+    }
+}
+
+#[test]
+fn the_dev_variant_uses_device_scope_and_fences_the_first_barrier() {
+    let app = one();
+    let p = app.program_dev(Build::Gpu);
+    assert_eq!(p.name(), "reduction_dev");
+    assert_eq!(p.kernels(), app.program(Build::Gpu).kernels());
+    let code = p.cta(0, 0);
+    for w in &code.warps {
+        assert!(!w.iter().any(|i| matches!(
+            i,
+            Instr::PAcq {
+                scope: Scope::Block,
+                ..
+            } | Instr::PRel {
+                scope: Scope::Block,
+                ..
+            }
+        )));
+        let bar = w.iter().position(|i| *i == Instr::Bar).unwrap();
+        assert_eq!(w[bar - 1], Instr::Fence(FenceScope::Device));
+    }
+    let init = app.initial_image();
+    same(&replay(&*p, &init), &app.final_image());
 }
 
 #[test]
