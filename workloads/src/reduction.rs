@@ -486,9 +486,9 @@ impl Reduction {
     fn read_region(&self, img: &PmImage, base: u64) -> Vec<u32> {
         let mut v = vec![0u32; THREADS as usize];
         for (&a, &x) in img.words.range(base..base + THREADS as u64 * 4) {
-            if a % 4 == 0 {
-                // Values wider than an int never match a sum: keep them so.
-                v[((a - base) / 4) as usize] = if x > u32::MAX as u64 { 0 } else { x as u32 };
+            // Words that are no int slot are reported by `check_tree`.
+            if a % 4 == 0 && x <= u32::MAX as u64 {
+                v[((a - base) / 4) as usize] = x as u32;
             }
         }
         v
@@ -497,14 +497,16 @@ impl Reduction {
     /// The first broken slot of tree `tree` of launch `l`, as a message.
     fn check_tree(&self, img: &PmImage, l: u64, tree: u32) -> Result<(), String> {
         let base = self.region(l, tree);
+        for (&a, &x) in img.words.range(base..base + THREADS as u64 * 4) {
+            if x > u32::MAX as u64 || a % 4 != 0 {
+                return Err(format!(
+                    "reduction: word {a:#x} = {x:#x} is not an int slot"
+                ));
+            }
+        }
         let got = self.read_region(img, base);
         if got.iter().all(|&x| x == 0) {
             return Ok(());
-        }
-        for (&a, &x) in img.words.range(base..base + THREADS as u64 * 4) {
-            if x > u32::MAX as u64 {
-                return Err(format!("reduction: word {a:#x} = {x:#x} is not an int"));
-            }
         }
         let own = self.own(l, tree);
         let want = self::tree(&own);

@@ -403,6 +403,10 @@ fn invariant_holds_on_final_and_recovered_images_and_fails_on_corrupt() {
     bad.set(app.region(0, 3), 0);
     let e = app.check(&bad).unwrap_err();
     assert!(e.contains("block 3's result"), "{e}");
+    // A word that is no int, in an otherwise empty image.
+    let mut bad = app.initial_image();
+    bad.set(app.region(1, 1) + 8, 1 << 40);
+    assert!(app.check(&bad).unwrap_err().contains("not an int"));
     let mut bad = fin.clone();
     bad.set(app.g_odata(2), 99);
     assert!(app.check(&bad).unwrap_err().contains("g_odata[2]"));
