@@ -264,11 +264,18 @@ impl Reduction {
     fn flag(&self, l: u64, tree: u32, slot: u32) -> u64 {
         FLAG_BASE + ((l * TREES + tree as u64) * THREADS as u64 + slot as u64) * 8
     }
-    /// The result of block `b` of launch `l`, and the launch's total.
-    pub fn result(&self, l: u64, b: u32) -> u32 {
+    /// The result of block `b` of launch `l`, and the launch's total
+    /// (`None` out of range).
+    pub fn block_result(&self, l: u64, b: u32) -> Option<u32> {
+        self.results.get(l as usize)?.get(b as usize).copied()
+    }
+    pub fn launch_total(&self, l: u64) -> Option<u32> {
+        (l < self.launches).then(|| self.total(l))
+    }
+    fn result(&self, l: u64, b: u32) -> u32 {
         self.results[l as usize][b as usize]
     }
-    pub fn total(&self, l: u64) -> u32 {
+    fn total(&self, l: u64) -> u32 {
         self.results[l as usize]
             .iter()
             .fold(0u32, |a, &x| a.wrapping_add(x))

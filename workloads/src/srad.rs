@@ -195,13 +195,15 @@ impl Srad {
     fn at(&self, base: u64, r: u64, c: u64) -> u64 {
         base + (r * self.side + c) * 4
     }
-    /// The computed coefficient C, its differences (N, S, E, W) and J_out.
-    pub fn coefficient(&self, r: u64, c: u64) -> f32 {
-        self.c[self.idx(r, c)]
+    /// The computed coefficient C and J_out of pixel (r, c), `None` outside
+    /// the image.
+    pub fn coefficient(&self, r: u64, c: u64) -> Option<f32> {
+        (r < self.side && c < self.side).then(|| self.c[self.idx(r, c)])
     }
-    pub fn j_out(&self, r: u64, c: u64) -> f32 {
-        self.jout[self.idx(r, c)]
+    pub fn j_out(&self, r: u64, c: u64) -> Option<f32> {
+        (r < self.side && c < self.side).then(|| self.jout[self.idx(r, c)])
     }
+    /// Addresses of C, N and J_out of pixel (r, c).
     pub fn c_addr(&self, r: u64, c: u64) -> u64 {
         self.at(self.lay.c, r, c)
     }

@@ -243,7 +243,7 @@ fn block_steps_follow_the_note() {
 fn step_9_releases_write_back_the_old_and_the_new_result() {
     let app = Reduction::new(Some(2 * PER_LAUNCH)).unwrap();
     let p = app.program(Build::Gpu);
-    for (l, old) in [(0, 0), (1, app.result(0, 9) as u64)] {
+    for (l, old) in [(0, 0), (1, app.block_result(0, 9).unwrap() as u64)] {
         let code = p.cta(l, 9);
         let vals: Vec<u64> = code
             .warps
@@ -266,7 +266,7 @@ fn step_9_releases_write_back_the_old_and_the_new_result() {
                 v
             })
             .collect();
-        assert_eq!(vals[0], app.result(l as u64, 9) as u64);
+        assert_eq!(vals[0], app.block_result(l as u64, 9).unwrap() as u64);
         assert!(vals[1..].iter().all(|&v| v == old));
     }
 }
@@ -332,7 +332,9 @@ fn the_last_block_acquires_every_result_then_reduces_them() {
             _ => None,
         })
         .collect();
-    let results: Vec<u64> = (0..BLOCKS).map(|b| app.result(0, b) as u64).collect();
+    let results: Vec<u64> = (0..BLOCKS)
+        .map(|b| app.block_result(0, b).unwrap() as u64)
+        .collect();
     assert_eq!(wants, results);
     assert_eq!(
         last.warps[0]
@@ -348,7 +350,7 @@ fn sums_are_right() {
     let app = one();
     // The total of the launch is the sum of its inputs, wrapping as int.
     let sum = (0..PER_LAUNCH).fold(0u32, |a, i| a.wrapping_add(input(i)));
-    assert_eq!(app.total(0), sum);
+    assert_eq!(app.launch_total(0).unwrap(), sum);
     let fin = app.final_image();
     assert_eq!(fin.get(app.g_odata(BLOCKS)), sum as u64);
     assert_eq!(fin.get(app.region(0, BLOCKS)), sum as u64);
@@ -357,7 +359,7 @@ fn sums_are_right() {
     let b20 = (0..4u64)
         .flat_map(|k| (0..1024).map(move |j| 20 * 1024 + k * 61_440 + j))
         .fold(0u32, |a, i| a.wrapping_add(input(i)));
-    assert_eq!(app.result(0, 20), b20);
+    assert_eq!(app.block_result(0, 20).unwrap(), b20);
 }
 
 #[test]
@@ -373,7 +375,10 @@ fn replayed_stores_give_the_final_and_crash_images() {
     // with slot 0 written; nothing in g_odata.
     assert_eq!(crash.get(app.region(0, 0) + 127 * 4), 0);
     assert_ne!(crash.get(app.region(0, 0) + 128 * 4), 0);
-    assert_eq!(crash.get(app.region(0, 8)), app.result(0, 8) as u64);
+    assert_eq!(
+        crash.get(app.region(0, 8)),
+        app.block_result(0, 8).unwrap() as u64
+    );
     assert_eq!(crash.get(app.g_odata(0)), 0);
 }
 

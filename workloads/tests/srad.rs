@@ -173,7 +173,7 @@ fn replayed_stores_give_the_final_and_crash_images() {
     // The cut leaves part of C persisted and the rest at the marker.
     assert_eq!(
         crash.get(app.c_addr(0, 0)),
-        app.coefficient(0, 0).to_bits() as u64
+        app.coefficient(0, 0).unwrap().to_bits() as u64
     );
     assert_eq!(crash.get(app.c_addr(63, 63)), MARK);
     assert_eq!(crash.get(app.j_out_addr(0, 0)), MARK);
