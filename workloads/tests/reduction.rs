@@ -369,7 +369,24 @@ fn replayed_stores_give_the_final_and_crash_images() {
     let fin = replay(&*app.program(Build::Gpu), &init);
     same(&fin, &app.final_image());
     same(&fin, &replay(&*app.program(Build::Gpm), &init));
-    let crash = replay(&*app.crash_program(), &init);
+    let cp = app.crash_program();
+    let k = &cp.kernels()[..];
+    assert_eq!(k.len(), 1);
+    assert_eq!(
+        (k[0].name.as_str(), k[0].grid, k[0].block),
+        ("reduceSinglePass", 60, 512)
+    );
+    // Cut mid-tree: no dFence, no device-scope release, no ticket.
+    assert!(!cp.cta(0, 8).warps.iter().flatten().any(|i| matches!(
+        i,
+        Instr::DFence
+            | Instr::Atom { .. }
+            | Instr::PRel {
+                scope: Scope::Device,
+                ..
+            }
+    )));
+    let crash = replay(&*cp, &init);
     same(&crash, &app.crash_image());
     // Block b stops after level 1 + b % 9: block 0 after level 1, block 8
     // with slot 0 written; nothing in g_odata.
