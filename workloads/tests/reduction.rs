@@ -370,7 +370,7 @@ fn replayed_stores_give_the_final_and_crash_images() {
     same(&fin, &app.final_image());
     same(&fin, &replay(&*app.program(Build::Gpm), &init));
     let cp = app.crash_program();
-    let k = &cp.kernels()[..];
+    let k = cp.kernels();
     assert_eq!(k.len(), 1);
     assert_eq!(
         (k[0].name.as_str(), k[0].grid, k[0].block),
