@@ -1,7 +1,7 @@
 //! SRAD (speckle-reducing anisotropic diffusion) with its native recovery,
 //! as a program generator. Follows `../shared/notes/sbrp-benchmarks.md`
 //! §2.3 (kernels, per-warp sequences, recovery, invariant), §2.0 (what is
-//! timed, crash emulation), §2.7 (sizes) and §6 items 14 and 16.
+//! timed, crash emulation), §2.7 (sizes) and §6 items 14, 16 and 19.
 //!
 //! The generator computes the real data in f32 (values are f32 bit patterns
 //! in the low 32 bits of the image words): a deterministic pseudo-random
