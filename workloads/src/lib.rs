@@ -10,7 +10,9 @@ pub mod image;
 pub mod layout;
 pub mod log;
 pub mod mq;
+pub mod reduction;
 pub mod scan;
+pub mod srad;
 
 pub use image::PmImage;
 
