@@ -152,9 +152,10 @@ impl Sm {
             if self.l1.lines[v].pinned {
                 return None;
             }
-            if !self.l1.victim_dirty(v) {
-                // A head flush cleaned the victim meanwhile: the access
-                // goes on without an eviction.
+            if !self.l1.victim_dirty(v) || !self.l1.lines[v].pm {
+                // A head flush cleaned the victim meanwhile, or the way now
+                // holds another (volatile) line: the access goes on without
+                // this eviction and finds its room again.
                 self.warps[w].evict = None;
                 if self.warps[w].phase != Phase::Lines {
                     self.ready(w, cx.now);
@@ -481,11 +482,17 @@ impl Sm {
                 Op::Evict => {
                     let tag = self.l1.lines[p.slot].tag;
                     let (s, words) = self.l1.clean(p.slot);
-                    self.unit_state
-                        .wb
-                        .entry(p.slot as u64)
-                        .or_default()
-                        .push_back((tag, s, words));
+                    // A line a head flush already cleaned has no live entry:
+                    // the unit sends no eviction flush for it, so nothing
+                    // waits in the buffer (or a later eviction's flush of
+                    // this slot would take the wrong words).
+                    if s != 0 {
+                        self.unit_state
+                            .wb
+                            .entry(p.slot as u64)
+                            .or_default()
+                            .push_back((tag, s, words));
+                    }
                     self.l1.drop_line(p.slot);
                     self.warps[w].evict = None;
                     // The access that needed the room issues again.
