@@ -9,6 +9,7 @@ pub mod gpu_run;
 pub mod litmus;
 pub mod lockstep;
 pub mod speed;
+pub mod suite;
 pub mod suites;
 
 pub use engine::{directed_engines, make_unit, Engine, EngineError};

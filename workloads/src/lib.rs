@@ -55,3 +55,19 @@ pub trait App: Send + Sync {
     /// A copy of `image` with the invariant broken (a negative control).
     fn corrupt(&self, image: &PmImage) -> PmImage;
 }
+
+/// The apps, by command-line name, in the paper's order.
+pub const APPS: &[&str] = &["gpkvs", "hm", "srad", "reduction", "mq", "scan"];
+
+/// App `name` at input size `size` (None: the artifact's).
+pub fn app(name: &str, size: Option<u64>) -> Result<Box<dyn App>, String> {
+    Ok(match name {
+        "gpkvs" => Box::new(gpkvs::Gpkvs::new(size)?),
+        "hm" => Box::new(hm::Hm::new(size)?),
+        "srad" => Box::new(srad::Srad::new(size)?),
+        "reduction" => Box::new(reduction::Reduction::new(size)?),
+        "mq" => Box::new(mq::Mq::new(size)?),
+        "scan" => Box::new(scan::Scan::new(size)?),
+        _ => return Err(format!("unknown app `{name}`: one of {}", APPS.join(", "))),
+    })
+}

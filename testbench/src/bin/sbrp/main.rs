@@ -5,6 +5,7 @@
 //! failed (lockstep mismatch, expectation, proof); 2 usage or environment
 //! error (bad argument, bad input file, missing tool).
 
+mod apps;
 mod area;
 mod args;
 mod bench_gpu;
@@ -55,6 +56,17 @@ enum Cmd {
     /// Measure the reference model's speed (unit-cycles per second, one core).
     #[command(after_help = EXIT_CODES)]
     BenchUnit(bench_unit::BenchUnitArgs),
+    /// Write one of the paper's six applications as a program file.
+    #[command(after_help = EXIT_CODES)]
+    Trace(apps::TraceArgs),
+    /// Run one application on the GPU model under a preset (optionally with
+    /// the RTL shadowing the persist buffers).
+    #[command(after_help = EXIT_CODES)]
+    Bench(apps::BenchArgs),
+    /// Run the six applications under the paper's configurations in
+    /// parallel and print Figures 6-9 and 11.
+    #[command(after_help = EXIT_CODES)]
+    Suite(apps::SuiteArgs),
     /// Measure the GPU model's speed (simulated warp instructions per second,
     /// one core) on the synthetic benchmark program.
     #[command(after_help = EXIT_CODES)]
@@ -91,6 +103,9 @@ fn main() -> ExitCode {
         Cmd::Prove(a) => prove::run(a),
         Cmd::BenchUnit(a) => bench_unit::run(a),
         Cmd::Run(a) => run::run(a),
+        Cmd::Trace(a) => apps::trace(a),
+        Cmd::Bench(a) => apps::bench(a),
+        Cmd::Suite(a) => apps::suite(a),
         Cmd::BenchGpu(a) => bench_gpu::run(a),
     };
     match r {

@@ -1,0 +1,308 @@
+//! `sbrp trace`, `sbrp bench` and `sbrp suite`: the paper's six applications
+//! (`sbrp-workloads`) as program files, one run on the GPU model, or the
+//! whole study with its figures (`docs/results.md`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, ValueEnum};
+use sbrp_testbench::gpu_run::Shadow;
+use sbrp_testbench::suite::{figures, run_app, run_jobs, suite_jobs, BenchRun};
+use sbrp_workloads::{App, Build};
+
+use crate::Verdict;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BuildArg {
+    /// The binary run under SBRP and epoch.
+    Gpu,
+    /// The GPM build (a device fence after every persistency op).
+    Gpm,
+}
+
+impl BuildArg {
+    fn build(self) -> Build {
+        match self {
+            BuildArg::Gpu => Build::Gpu,
+            BuildArg::Gpm => Build::Gpm,
+        }
+    }
+}
+
+fn make_app(name: &str, size: Option<u64>) -> Result<Box<dyn App>> {
+    sbrp_workloads::app(name, size).map_err(|e| anyhow!("{e}"))
+}
+
+#[derive(Args)]
+pub struct TraceArgs {
+    /// gpkvs, hm, srad, reduction, mq or scan.
+    #[arg(long)]
+    app: String,
+    /// Input size in the app's unit (default: the artifact's).
+    #[arg(long)]
+    size: Option<u64>,
+    #[arg(long, value_enum, default_value_t = BuildArg::Gpu)]
+    build: BuildArg,
+    /// Write the recovery program for the crash image instead of the timed run.
+    #[arg(long)]
+    recovery: bool,
+    /// The program file to write (`.prog`; docs/trace-format.md, "Programs").
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+pub fn trace(a: &TraceArgs) -> Result<Verdict> {
+    let app = make_app(&a.app, a.size)?;
+    let crash;
+    let prog = if a.recovery {
+        crash = app.crash_image();
+        app.recovery(&crash)
+    } else {
+        app.program(a.build.build())
+    };
+    let tmp = a.out.with_extension("part");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        sbrp_trace::program::write_program(prog.as_ref(), &mut f)?;
+        use std::io::Write;
+        f.flush()?;
+        drop(f);
+        std::fs::rename(&tmp, &a.out)
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        bail!("cannot write {}: {e}", a.out.display());
+    }
+    println!(
+        "{}: {} kernels written to {}",
+        app.name(),
+        prog.kernels().len(),
+        a.out.display()
+    );
+    Ok(Verdict::Pass)
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// gpkvs, hm, srad, reduction, mq or scan.
+    #[arg(long)]
+    app: String,
+    /// A preset (`sbrp run --list-presets`).
+    #[arg(long, default_value = "sbrp-near")]
+    preset: String,
+    #[arg(long)]
+    size: Option<u64>,
+    /// The binary (default: gpm for gpm-far, else gpu).
+    #[arg(long, value_enum)]
+    build: Option<BuildArg>,
+    /// Run the recovery kernels for the crash image instead of the timed run.
+    #[arg(long)]
+    recovery: bool,
+    /// Shadow SMs' persist buffers with the Verilated RTL in lockstep.
+    #[arg(long)]
+    cosim: bool,
+    /// With `--cosim`: a number of SMs or `all`.
+    #[arg(long, default_value = "all", requires = "cosim")]
+    sms: String,
+    /// Record the run and check the app's invariant on the durable PM image
+    /// at the end (and whether it equals the crash-free final image).
+    #[arg(long)]
+    check: bool,
+}
+
+pub fn bench(a: &BenchArgs) -> Result<Verdict> {
+    let app = make_app(&a.app, a.size)?;
+    let build = match a.build {
+        Some(b) => b.build(),
+        None if a.preset.starts_with("gpm") => Build::Gpm,
+        None => Build::Gpu,
+    };
+    let shadow = match (a.cosim, a.sms.as_str()) {
+        (false, _) => Shadow::None,
+        (true, "all") => Shadow::All,
+        (true, k) => Shadow::First(
+            k.parse()
+                .ok()
+                .filter(|&k: &u32| k > 0)
+                .with_context(|| format!("--sms {k}: a number of SMs (at least 1) or `all`"))?,
+        ),
+    };
+    let r = run_app(app.as_ref(), &a.preset, build, a.recovery, shadow, a.check)?;
+    println!(
+        "{} ({} {}) under {}: {} cycles, {} warp instructions, {} L1 PM read misses; {:.2} s, {:.2} M warp-instr/s",
+        r.app,
+        app.size(),
+        app.size_unit(),
+        r.preset,
+        r.cycles,
+        r.instrs,
+        r.l1_pm_read_misses,
+        r.secs,
+        r.instrs as f64 / r.secs.max(1e-9) / 1e6
+    );
+    if r.shadowed > 0 {
+        println!(
+            "RTL shadowed {} SM(s): {}",
+            r.shadowed,
+            if r.mismatch.is_none() {
+                "0 mismatches"
+            } else {
+                "MISMATCH"
+            }
+        );
+    }
+    if let Some(m) = &r.mismatch {
+        println!("{m}");
+    }
+    match &r.image {
+        Some(Ok(same)) => println!(
+            "durable PM image: invariant holds{}",
+            match (a.recovery, same) {
+                (true, _) => "",
+                (false, true) => ", equal to the crash-free final image",
+                (false, false) => {
+                    "; it differs from the generator's final image (racing stores \
+                     may end in another order than the generator's)"
+                }
+            }
+        ),
+        Some(Err(e)) => println!("durable PM image: INVARIANT BROKEN: {e}"),
+        None => {}
+    }
+    for f in &r.failures {
+        println!("FAILED: {f}");
+    }
+    Ok(Verdict::of(r.ok()))
+}
+
+#[derive(Args)]
+pub struct SuiteArgs {
+    /// Write each figure as CSV and JSON, and every run, into DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Parallel jobs (default: the cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Only these apps (comma-separated; default all six).
+    #[arg(long)]
+    apps: Option<String>,
+    /// Divide every app's default input size by this (quick runs).
+    #[arg(long, default_value_t = 1)]
+    shrink: u64,
+}
+
+pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
+    let names: Vec<String> = match &a.apps {
+        Some(s) => s.split(',').map(|x| x.trim().to_string()).collect(),
+        None => sbrp_workloads::APPS.iter().map(|s| s.to_string()).collect(),
+    };
+    if a.shrink == 0 {
+        bail!("--shrink 0: at least 1");
+    }
+    if let Some(d) = &a.out {
+        check_dir(d)?;
+    }
+    let t0 = std::time::Instant::now();
+    let apps = names
+        .iter()
+        .map(|n| {
+            let size = match a.shrink {
+                1 => None,
+                k => Some(make_app(n, None)?.size() / k),
+            };
+            make_app(n, size)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let gen = t0.elapsed().as_secs_f64();
+    let jobs = suite_jobs(apps.len());
+    let threads = a.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let progress = |done: usize, total: usize| {
+        if tty {
+            eprint!("\r{done}/{total} runs");
+        }
+    };
+    let runs = run_jobs(&apps, &jobs, threads, &progress)?;
+    if tty {
+        eprint!("\r{:20}\r", "");
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let tables = figures(&names, &runs);
+    for t in &tables {
+        println!("{}", t.to_text());
+    }
+    println!("per app (all its runs):");
+    for n in &names {
+        let rs: Vec<&BenchRun> = runs.iter().filter(|r| &r.app == n).collect();
+        let instrs: u64 = rs.iter().map(|r| r.instrs).sum();
+        let s: f64 = rs.iter().map(|r| r.secs).sum();
+        println!(
+            "  {n:<10} {} runs, {instrs} warp instructions in {s:.2} s of simulation: {:.2} M warp-instr/s",
+            rs.len(),
+            instrs as f64 / s.max(1e-9) / 1e6
+        );
+    }
+    let bad: Vec<&BenchRun> = runs.iter().filter(|r| !r.ok()).collect();
+    for r in &bad {
+        println!(
+            "FAILED: {} under {}{}: {:?}",
+            r.app,
+            r.preset,
+            if r.recovery { " (recovery)" } else { "" },
+            r.failures
+        );
+    }
+    println!(
+        "{} runs on {threads} threads in {secs:.1} s (generating the apps: {gen:.1} s)",
+        runs.len()
+    );
+    if let Some(d) = &a.out {
+        let mut files: Vec<(PathBuf, String)> = vec![];
+        for t in &tables {
+            files.push((d.join(format!("{}.csv", t.name)), t.to_csv()));
+            files.push((
+                d.join(format!("{}.json", t.name)),
+                serde_json::to_string_pretty(t)?,
+            ));
+        }
+        files.push((d.join("runs.json"), serde_json::to_string_pretty(&runs)?));
+        write_all(&files)?;
+        println!("wrote {} files into {}", files.len(), d.display());
+    }
+    Ok(Verdict::of(bad.is_empty()))
+}
+
+/// The output directory exists (or can be made) and is writable.
+fn check_dir(d: &Path) -> Result<()> {
+    std::fs::create_dir_all(d).with_context(|| format!("--out {}: cannot create", d.display()))?;
+    let probe = d.join(".sbrp-write-test");
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("--out {}: cannot write there", d.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+/// All files or none: each goes to a temporary name, then all are renamed.
+fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
+    let tmp = |p: &Path| {
+        let mut t = p.as_os_str().to_owned();
+        t.push(".part");
+        PathBuf::from(t)
+    };
+    for (p, text) in files {
+        if let Err(e) = std::fs::write(tmp(p), text) {
+            for (q, _) in files {
+                let _ = std::fs::remove_file(tmp(q));
+            }
+            bail!("cannot write {}: {e}", p.display());
+        }
+    }
+    for (p, _) in files {
+        std::fs::rename(tmp(p), p).with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    Ok(())
+}
