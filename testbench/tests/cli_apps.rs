@@ -1,0 +1,122 @@
+//! `sbrp trace`, `sbrp bench` and `sbrp suite` as a user runs them (the real
+//! binary): a program file written and run back, one benchmark with its
+//! image check, the suite's tables and files, and bad input refused with
+//! exit 2 and nothing written.
+
+mod common;
+
+use std::path::Path;
+
+use common::{outcome, run_sbrp};
+
+fn sbrp(args: &[&str]) -> (i32, String, String) {
+    outcome(run_sbrp(args, &[]))
+}
+
+fn entries(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn trace_writes_a_program_that_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("scan.prog");
+    let f = f.to_str().unwrap();
+    let (code, out, err) = sbrp(&["trace", "--app", "scan", "--size", "1024", "--out", f]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 kernels"), "{out}");
+    let (code, out, err) = sbrp(&["run", "--trace", f, "--preset", "sbrp-near", "--quiet"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("PASS"), "{out}");
+}
+
+#[test]
+fn bench_checks_the_durable_image() {
+    let (code, out, err) = sbrp(&[
+        "bench", "--app", "srad", "--size", "64", "--preset", "epoch-near", "--check",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("invariant holds"), "{out}");
+    let (code, out, err) = sbrp(&[
+        "bench", "--app", "srad", "--size", "64", "--preset", "sbrp-near", "--recovery",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("cycles"), "{out}");
+}
+
+#[test]
+fn suite_prints_the_figures_and_writes_their_files() {
+    let d = tempfile::tempdir().unwrap();
+    let out_dir = d.path().join("res");
+    let (code, out, err) = sbrp(&[
+        "suite",
+        "--apps",
+        "srad,scan",
+        "--shrink",
+        "8",
+        "--jobs",
+        "2",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    for f in ["Figure 6", "Figure 7", "Figure 8", "Figure 9", "Figure 11", "gmean"] {
+        assert!(out.contains(f), "{f} missing:\n{out}");
+    }
+    let files = entries(&out_dir);
+    for fig in ["fig6", "fig7", "fig8", "fig9", "fig11"] {
+        assert!(files.contains(&format!("{fig}.csv")), "{files:?}");
+        assert!(files.contains(&format!("{fig}.json")), "{files:?}");
+    }
+    assert!(files.contains(&"runs.json".to_string()));
+    assert!(!files.iter().any(|f| f.ends_with(".part")), "{files:?}");
+    let csv = std::fs::read_to_string(out_dir.join("fig6.csv")).unwrap();
+    assert!(csv.starts_with("app,gpm-far,epoch-far,"), "{csv}");
+    // epoch-far is the baseline of Figure 6: exactly 1.
+    let srad = csv.lines().find(|l| l.starts_with("srad,")).unwrap();
+    assert_eq!(srad.split(',').nth(2), Some("1.0000"), "{csv}");
+    let runs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("runs.json")).unwrap())
+            .unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 2 * 11);
+}
+
+#[test]
+fn bad_app_input_is_refused_with_exit_2_and_no_output() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("x.prog");
+    let o = out.to_str().unwrap();
+    for (args, words) in [
+        (vec!["trace", "--app", "nosuch", "--out", o], "unknown app `nosuch`"),
+        (vec!["trace", "--app", "srad", "--size", "33", "--out", o], "side 33"),
+        (vec!["bench", "--app", "scan", "--size", "100"], "100"),
+        (vec!["bench", "--app", "scan", "--preset", "nosuch"], "nosuch"),
+        (vec!["suite", "--apps", "scan,nosuch"], "unknown app `nosuch`"),
+        (vec!["suite", "--shrink", "0"], "--shrink 0"),
+    ] {
+        let (code, stdout, err) = sbrp(&args);
+        assert_eq!(code, 2, "{args:?}: {stdout}{err}");
+        assert!(err.contains(words), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(entries(d.path()).is_empty());
+    let (code, _, err) = sbrp(&[
+        "trace",
+        "--app",
+        "scan",
+        "--size",
+        "512",
+        "--out",
+        "/nonexistent-dir/x.prog",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/nonexistent-dir/x.prog"), "{err}");
+    let (code, _, err) = sbrp(&["suite", "--apps", "scan", "--out", "/proc/no-such-dir"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--out"), "{err}");
+}
