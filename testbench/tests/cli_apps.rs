@@ -38,12 +38,26 @@ fn trace_writes_a_program_that_runs() {
 #[test]
 fn bench_checks_the_durable_image() {
     let (code, out, err) = sbrp(&[
-        "bench", "--app", "srad", "--size", "64", "--preset", "epoch-near", "--check",
+        "bench",
+        "--app",
+        "srad",
+        "--size",
+        "64",
+        "--preset",
+        "epoch-near",
+        "--check",
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("invariant holds"), "{out}");
     let (code, out, err) = sbrp(&[
-        "bench", "--app", "srad", "--size", "64", "--preset", "sbrp-near", "--recovery",
+        "bench",
+        "--app",
+        "srad",
+        "--size",
+        "64",
+        "--preset",
+        "sbrp-near",
+        "--recovery",
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("cycles"), "{out}");
@@ -65,7 +79,14 @@ fn suite_prints_the_figures_and_writes_their_files() {
         out_dir.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    for f in ["Figure 6", "Figure 7", "Figure 8", "Figure 9", "Figure 11", "gmean"] {
+    for f in [
+        "Figure 6",
+        "Figure 7",
+        "Figure 8",
+        "Figure 9",
+        "Figure 11",
+        "gmean",
+    ] {
         assert!(out.contains(f), "{f} missing:\n{out}");
     }
     let files = entries(&out_dir);
@@ -81,8 +102,7 @@ fn suite_prints_the_figures_and_writes_their_files() {
     let srad = csv.lines().find(|l| l.starts_with("srad,")).unwrap();
     assert_eq!(srad.split(',').nth(2), Some("1.0000"), "{csv}");
     let runs: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("runs.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("runs.json")).unwrap()).unwrap();
     assert_eq!(runs.as_array().unwrap().len(), 2 * 11);
 }
 
@@ -92,11 +112,23 @@ fn bad_app_input_is_refused_with_exit_2_and_no_output() {
     let out = d.path().join("x.prog");
     let o = out.to_str().unwrap();
     for (args, words) in [
-        (vec!["trace", "--app", "nosuch", "--out", o], "unknown app `nosuch`"),
-        (vec!["trace", "--app", "srad", "--size", "33", "--out", o], "side 33"),
+        (
+            vec!["trace", "--app", "nosuch", "--out", o],
+            "unknown app `nosuch`",
+        ),
+        (
+            vec!["trace", "--app", "srad", "--size", "33", "--out", o],
+            "side 33",
+        ),
         (vec!["bench", "--app", "scan", "--size", "100"], "100"),
-        (vec!["bench", "--app", "scan", "--preset", "nosuch"], "nosuch"),
-        (vec!["suite", "--apps", "scan,nosuch"], "unknown app `nosuch`"),
+        (
+            vec!["bench", "--app", "scan", "--preset", "nosuch"],
+            "nosuch",
+        ),
+        (
+            vec!["suite", "--apps", "scan,nosuch"],
+            "unknown app `nosuch`",
+        ),
         (vec!["suite", "--shrink", "0"], "--shrink 0"),
     ] {
         let (code, stdout, err) = sbrp(&args);

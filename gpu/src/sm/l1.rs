@@ -80,6 +80,11 @@ pub struct L1 {
     dirty: Vec<u32>,
     dirty_pos: Vec<u32>,
     seq: u64,
+    /// A clean line of that kind may exist that the last invalidation of
+    /// its kind did not drop (a line was installed, revived or cleaned
+    /// since): otherwise an invalidation has nothing to walk for.
+    maybe_pm: bool,
+    maybe_any: bool,
 }
 
 /// Outcome of looking a line up.
@@ -104,6 +109,8 @@ impl L1 {
             dirty: Vec::new(),
             dirty_pos: vec![NIL; lines as usize],
             seq: 0,
+            maybe_pm: false,
+            maybe_any: false,
         };
         for s in 0..lines as usize {
             l1.push_front(s);
@@ -216,12 +223,16 @@ impl L1 {
         l.gen_pm = gp;
         l.gen_all = ga;
         l.words.clear();
+        self.maybe_pm |= pm;
+        self.maybe_any = true;
         self.map.insert(line, slot as u32);
         self.touch(slot);
     }
 
     /// A stale slot (dropped by an invalidation) comes back: no data, no hook.
     pub fn revive(&mut self, slot: usize) {
+        self.maybe_pm |= self.lines[slot].pm;
+        self.maybe_any = true;
         let (gp, ga) = (self.gen_pm, self.gen_all);
         let l = &mut self.lines[slot];
         l.sectors = 0;
@@ -278,6 +289,8 @@ impl L1 {
     /// The line's dirty data leaves (a flush or write-back): returns the
     /// dirty sectors and the written words (sorted by address).
     pub fn clean(&mut self, slot: usize) -> (u8, Vec<(u64, u64)>) {
+        self.maybe_pm |= self.lines[slot].pm;
+        self.maybe_any = true;
         let (gp, ga) = (self.gen_pm, self.gen_all);
         let l = &mut self.lines[slot];
         // A dirty line survived every invalidation so far: it stays present.
@@ -334,6 +347,17 @@ impl L1 {
     /// replacement takes them before any line still present. (Pinned lines
     /// stay where they are; their response brings them back.)
     fn free_dropped(&mut self, pm_only: bool) {
+        let maybe = if pm_only {
+            self.maybe_pm
+        } else {
+            self.maybe_any
+        };
+        if !maybe {
+            return;
+        }
+        // Pinned clean lines stay (their response brings them back): the
+        // next invalidation must look again.
+        let mut kept = false;
         for slot in 0..self.lines.len() {
             let l = &self.lines[slot];
             if l.valid && l.dirty == 0 && !l.pinned && (l.pm || !pm_only) {
@@ -347,7 +371,13 @@ impl L1 {
                 l.sectors = 0;
                 self.unlink(slot);
                 self.push_back(slot);
+            } else if l.valid && l.dirty == 0 && l.pinned {
+                kept = true;
             }
+        }
+        self.maybe_pm = kept;
+        if !pm_only {
+            self.maybe_any = kept;
         }
     }
 

@@ -872,18 +872,25 @@ impl Sm {
         if now < self.ldst_free {
             return false;
         }
+        // A load that waits for MSHRs keeps its lines (it retries each cycle).
+        let pc1 = self.warps[w].pc + 1;
         let mut acc = std::mem::take(&mut self.scratch);
         let mut cells = std::mem::take(&mut self.scratch_cells);
-        coalesce(
-            mask,
-            size,
-            addrs,
-            None,
-            cfg.l1.line as u64,
-            cfg.l1.sector as u64,
-            &mut acc,
-            &mut cells,
-        );
+        if self.warps[w].acc_for == pc1 {
+            std::mem::swap(&mut acc, &mut self.warps[w].acc);
+            self.warps[w].acc_for = 0;
+        } else {
+            coalesce(
+                mask,
+                size,
+                addrs,
+                None,
+                cfg.l1.line as u64,
+                cfg.l1.sector as u64,
+                &mut acc,
+                &mut cells,
+            );
+        }
         // Misses need MSHRs; the instruction waits until there are enough.
         let misses = acc
             .iter()
@@ -894,6 +901,9 @@ impl Sm {
             .count() as u32;
         // An access wider than all the MSHRs issues once they are all free.
         if self.mshr + misses > cfg.l1.mshrs && self.mshr > 0 {
+            let warp = &mut self.warps[w];
+            std::mem::swap(&mut warp.acc, &mut acc);
+            warp.acc_for = pc1;
             self.scratch = acc;
             self.scratch_cells = cells;
             return false;

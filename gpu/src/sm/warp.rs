@@ -84,6 +84,9 @@ pub struct Warp {
     pub acc: Vec<LineAcc>,
     pub cells: Vec<(u64, u64)>,
     pub acc_i: usize,
+    /// `acc` holds the lines of the load at `pc + 1 == acc_for` (a load
+    /// waiting for MSHRs keeps them); 0: none.
+    pub acc_for: usize,
     /// The current request was a flag store of a release: publish when done.
     pub flag_store: bool,
     /// The last instruction's latency is running: exit when the timer fires.
@@ -112,6 +115,7 @@ impl Warp {
             acc: Vec::new(),
             cells: Vec::new(),
             acc_i: 0,
+            acc_for: 0,
             flag_store: false,
             exit_at_timer: false,
             evict: None,
@@ -162,6 +166,7 @@ impl Warp {
         self.phase = Phase::Start;
         self.acc.clear();
         self.acc_i = 0;
+        self.acc_for = 0;
         self.flag_store = false;
         if self.pc >= self.code.len() {
             self.st = WState::Done;
