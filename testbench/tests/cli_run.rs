@@ -320,7 +320,7 @@ fn deadlocking_program_exits_1_with_the_waiting_warp() {
     let waiting: Vec<&str> = out.lines().filter(|l| l.contains("  warp ")).collect();
     assert_eq!(waiting.len(), 1, "{out}");
     assert!(
-        waiting[0].contains("warp 0.1") && waiting[0].contains("PAcq"),
+        waiting[0].contains("warp 0.1") && waiting[0].contains("pacq.dev"),
         "{out}"
     );
     assert!(out.lines().any(|l| l == "FAIL"), "{out}");
