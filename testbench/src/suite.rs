@@ -84,9 +84,12 @@ pub fn run_app(
     let mut b = build_gpu(&cfg, shadow)?;
     let t0 = Instant::now();
     let mut crash = PmImage::default();
+    let dev = preset.ends_with("-dev");
     let prog = if recovery {
         crash = app.crash_image();
         app.recovery(&crash)
+    } else if dev {
+        app.program_dev(build)
     } else {
         app.program(build)
     };

@@ -39,6 +39,12 @@ pub trait App: Send + Sync {
     fn initial_image(&self) -> PmImage;
     /// The timed run: every kernel the artifact times, CTA by CTA.
     fn program(&self, build: Build) -> Box<dyn Program + '_>;
+    /// The device-scope variant the paper's Figure 7 runs (the artifact's
+    /// `*_dev` binaries; the model's `sbrp-device` promotes the scopes): the
+    /// same program unless the variant changes more than scopes.
+    fn program_dev(&self, build: Build) -> Box<dyn Program + '_> {
+        self.program(build)
+    }
     /// The PM image a crash-free run leaves (computed by the generator).
     fn final_image(&self) -> PmImage;
     /// The kernels of the artifact's recovery binary before its recovery

@@ -402,6 +402,9 @@ impl App for Reduction {
     fn program(&self, build: Build) -> Box<dyn Program + '_> {
         self.run_program(Gen { build, dev: false })
     }
+    fn program_dev(&self, build: Build) -> Box<dyn Program + '_> {
+        Reduction::program_dev(self, build)
+    }
     fn final_image(&self) -> PmImage {
         self.image(self.launches, false)
     }
