@@ -145,6 +145,12 @@ impl Gpu {
         'kernels: for (k, kinfo) in prog.kernels().iter().enumerate() {
             let launch = self.now;
             let start = launch + self.cfg.core.kernel_launch_latency as u64;
+            if opts.max_cycles.is_some_and(|m| start > m) {
+                // The limit falls inside the launch latency: cut there.
+                self.now = opts.max_cycles.unwrap().max(launch);
+                end = RunEnd::Cut;
+                break;
+            }
             self.now = start;
             let wpc = kinfo.warps_per_cta();
             let regs = kinfo.regs * wpc * 32;
@@ -192,13 +198,15 @@ impl Gpu {
                     };
                     break 'kernels;
                 }
-                self.now = t;
                 if let Some(m) = opts.max_cycles {
                     if t > m {
+                        // Nothing happens between now and the limit.
+                        self.now = m.max(self.now);
                         end = RunEnd::Cut;
                         break 'kernels;
                     }
                 }
+                self.now = t;
                 #[allow(clippy::needless_range_loop)] // `wake` and `self.sms` both
                 for s in 0..n {
                     if wake[s] > t {

@@ -119,3 +119,25 @@ fn every_model_runs_a_two_kernel_program() {
         );
     }
 }
+
+#[test]
+fn a_cycle_limit_cuts_the_run_at_the_limit() {
+    let prog = program(60, 8);
+    for (limit, model) in [
+        (0u64, Model::Epoch),
+        (6000, Model::Epoch),
+        (6000, Model::Sbrp),
+    ] {
+        let c = cfg(model, PmPlace::Near);
+        let mut gpu = Gpu::with_model_units(&c).unwrap();
+        let r = gpu.run(
+            &prog,
+            RunOpts {
+                max_cycles: Some(limit),
+                ..RunOpts::default()
+            },
+        );
+        assert!(!r.finished, "{limit} {model:?}");
+        assert_eq!(r.cycles, limit, "{model:?}");
+    }
+}

@@ -215,8 +215,16 @@ fn print_report(o: &GpuRunOutcome, secs: f64) {
         s.instrs, s.polls, s.l1_pm_read_misses, s.l1_pm_read_hits
     );
     println!(
-        "persists {} (coalesced {}), flushes {} (evictions {}), replays {}, waits {}",
-        s.persists, s.coalesced, s.pm_flushes, s.evict_flushes, s.replays, s.waits
+        "persists {} (coalesced {}), flushes {} (evictions {}), replays {} (stores {}, ordering ops {}, evictions {}), waits {}",
+        s.persists,
+        s.coalesced,
+        s.pm_flushes,
+        s.evict_flushes,
+        s.replays,
+        s.replays_store,
+        s.replays_ordering,
+        s.replays_evict,
+        s.waits
     );
     println!(
         "bytes: NVM read {} write {}, GDDR read {} write {}, PCIe to host {} to GPU {}",
