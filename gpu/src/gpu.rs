@@ -20,16 +20,11 @@ use crate::stats::SmStats;
 /// after which a run is reported as a deadlock.
 pub const DEADLOCK_CYCLES: u64 = 2_000_000;
 
-/// The persist buffer parameters the configuration gives each SM's unit.
+/// The persist buffer parameters the configuration gives each SM's unit,
+/// checked against the unit's limits.
 pub fn unit_params(cfg: &GpuConfig) -> Result<PbParams, sbrp_iface::ParamError> {
-    let p = PbParams {
-        entries: cfg.pb.entries,
-        warps: cfg.core.warps_per_sm,
-        lines: cfg.l1_lines(),
-        actr_bits: cfg.pb.actr_bits,
-        window: cfg.pb.window,
-        policy: FlushPolicy::parse(&cfg.pb.policy)?,
-    };
+    FlushPolicy::parse(&cfg.pb.policy)?;
+    let p = cfg.pb_params();
     p.validate()?;
     Ok(p)
 }
@@ -207,6 +202,7 @@ impl Gpu {
                     }
                 }
                 self.now = t;
+                let mut failed = false;
                 #[allow(clippy::needless_range_loop)] // `wake` and `self.sms` both
                 for s in 0..n {
                     if wake[s] > t {
@@ -234,8 +230,8 @@ impl Gpu {
                         sm.unit_state.busy = sm.unit.is_some();
                     }
                     wake[s] = sm.next_wake(t);
+                    failed |= !sm.unit_state.failures.is_empty();
                 }
-                let failed = self.sms.iter().any(|sm| !sm.unit_state.failures.is_empty());
                 if failed {
                     let failures: Vec<String> = self
                         .sms

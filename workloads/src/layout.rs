@@ -1,7 +1,7 @@
 //! Address allocation (PM and volatile regions, 256-byte aligned as
 //! `cudaMallocPitch` is in the artifact) and builders of warp instructions.
 
-use sbrp_trace::program::{Addrs, Instr, Space, Values};
+use sbrp_trace::program::{Addrs, Instr, KernelInfo, Space, Values};
 use sbrp_trace::Scope;
 
 /// Start of PM allocations and of volatile ones.
@@ -34,6 +34,17 @@ impl Alloc {
         let a = self.global;
         self.global = (self.global + bytes.max(1)).next_multiple_of(256);
         a
+    }
+}
+
+/// A kernel launch of `grid` CTAs of `block` threads (registers unknown).
+pub fn kernel(name: &str, grid: u64, block: u64, smem: u64) -> KernelInfo {
+    KernelInfo {
+        name: name.to_string(),
+        grid: grid as u32,
+        block: block as u32,
+        regs: 0,
+        smem: smem as u32,
     }
 }
 

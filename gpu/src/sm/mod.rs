@@ -874,23 +874,12 @@ impl Sm {
         }
         // A load that waits for MSHRs keeps its lines (it retries each cycle).
         let pc1 = self.warps[w].pc + 1;
-        let mut acc = std::mem::take(&mut self.scratch);
-        let mut cells = std::mem::take(&mut self.scratch_cells);
-        if self.warps[w].acc_for == pc1 {
-            std::mem::swap(&mut acc, &mut self.warps[w].acc);
+        let mut acc = if self.warps[w].acc_for == pc1 {
             self.warps[w].acc_for = 0;
+            std::mem::take(&mut self.warps[w].acc)
         } else {
-            coalesce(
-                mask,
-                size,
-                addrs,
-                None,
-                cfg.l1.line as u64,
-                cfg.l1.sector as u64,
-                &mut acc,
-                &mut cells,
-            );
-        }
+            self.lines_of(cfg, mask, size, addrs)
+        };
         // Misses need MSHRs; the instruction waits until there are enough.
         let misses = acc
             .iter()
@@ -905,7 +894,6 @@ impl Sm {
             std::mem::swap(&mut warp.acc, &mut acc);
             warp.acc_for = pc1;
             self.scratch = acc;
-            self.scratch_cells = cells;
             return false;
         }
         let mut done = now + cfg.l1.latency as u64;
@@ -955,7 +943,6 @@ impl Sm {
             }
         }
         self.scratch = acc;
-        self.scratch_cells = cells;
         if !ok {
             // An eviction through the unit was started (or every way is
             // pinned): the load issues again afterwards.
@@ -964,6 +951,29 @@ impl Sm {
         self.ldst_free = now + self.scratch.len() as u64;
         self.complete(w, done, now);
         true
+    }
+
+    /// The lines an access touches (no values: loads, atomics, volatile
+    /// stores), in the SM's scratch vector; hand it back in `self.scratch`.
+    fn lines_of(
+        &mut self,
+        cfg: &GpuConfig,
+        mask: u32,
+        size: u8,
+        addrs: &sbrp_trace::program::Addrs,
+    ) -> Vec<coalesce::LineAcc> {
+        let mut acc = std::mem::take(&mut self.scratch);
+        coalesce(
+            mask,
+            size,
+            addrs,
+            None,
+            cfg.l1.line as u64,
+            cfg.l1.sector as u64,
+            &mut acc,
+            &mut self.scratch_cells,
+        );
+        acc
     }
 
     fn atomic(
@@ -980,18 +990,7 @@ impl Sm {
         if now < self.ldst_free {
             return false;
         }
-        let mut acc = std::mem::take(&mut self.scratch);
-        let mut cells = std::mem::take(&mut self.scratch_cells);
-        coalesce(
-            mask,
-            size,
-            addrs,
-            None,
-            cfg.l1.line as u64,
-            cfg.l1.sector as u64,
-            &mut acc,
-            &mut cells,
-        );
+        let acc = self.lines_of(cfg, mask, size, addrs);
         let mut done = now;
         for a in &acc {
             let d = cx.mem.send(
@@ -1008,7 +1007,6 @@ impl Sm {
         }
         self.ldst_free = now + acc.len() as u64;
         self.scratch = acc;
-        self.scratch_cells = cells;
         self.complete(w, done, now);
         true
     }
@@ -1026,18 +1024,7 @@ impl Sm {
         if now < self.ldst_free {
             return false;
         }
-        let mut acc = std::mem::take(&mut self.scratch);
-        let mut cells = std::mem::take(&mut self.scratch_cells);
-        coalesce(
-            mask,
-            size,
-            addrs,
-            None,
-            cfg.l1.line as u64,
-            cfg.l1.sector as u64,
-            &mut acc,
-            &mut cells,
-        );
+        let acc = self.lines_of(cfg, mask, size, addrs);
         let mut ok = true;
         for a in &acc {
             let Some(s) = self.room(cx, w, a.line, false) else {
@@ -1048,7 +1035,6 @@ impl Sm {
         }
         let n = acc.len() as u64;
         self.scratch = acc;
-        self.scratch_cells = cells;
         if !ok {
             return true;
         }

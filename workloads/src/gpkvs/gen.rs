@@ -14,6 +14,7 @@
 //!   whose partition is empty, restore nothing (the artifact would restore
 //!   from an uninitialised entry); every thread below the count still dFences.
 
+use crate::layout::kernel as info;
 use sbrp_trace::program::{CtaCode, Instr, KernelInfo, Program, Space};
 
 use super::sim::{Act, ELEM, GROUPS, THREADS};
@@ -48,16 +49,6 @@ pub struct KvsProgram<'a> {
     pub kinds: Vec<Kern>,
     pub build: Build,
     pub rec: RecInput,
-}
-
-fn info(name: &str, grid: u64, block: u64, smem: u32) -> KernelInfo {
-    KernelInfo {
-        name: name.to_string(),
-        grid: grid as u32,
-        block: block as u32,
-        regs: 0,
-        smem,
-    }
 }
 
 impl<'a> KvsProgram<'a> {

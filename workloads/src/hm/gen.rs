@@ -17,6 +17,7 @@
 //!   of `logHashMap`, `compactBuckets` and `cuHashPhase2`, on top of the one
 //!   every persistency op gets (§2.0).
 
+use crate::layout::kernel as info;
 use sbrp_trace::program::{CtaCode, FenceScope, Instr, KernelInfo, Program, Space};
 
 use super::sim::{BUCKETS, SLOTS, SUB, SUBTABLES};
@@ -53,16 +54,6 @@ pub struct HmProgram<'a> {
     pub kinds: Vec<Kern>,
     pub build: Build,
     pub rec: RecInput,
-}
-
-fn info(name: &str, grid: u64, block: u64, smem: u64) -> KernelInfo {
-    KernelInfo {
-        name: name.to_string(),
-        grid: grid as u32,
-        block: block as u32,
-        regs: 0,
-        smem: smem as u32,
-    }
 }
 
 const ALL: [u32; 32] = {
