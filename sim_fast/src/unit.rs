@@ -362,7 +362,7 @@ impl PbModel {
         // Queue pops: only warps the entry names can have it as their oldest.
         for v in bits(hw) {
             if self.oq_n[v] > 0 && self.oq[v][0] == h {
-                self.oq[v][0] = self.oq[v][1];
+                self.oq[v].copy_within(1.., 0);
                 self.oq_n[v] -= 1;
             }
         }
@@ -648,7 +648,7 @@ impl PbUnit for PbModel {
         // 4.3 epochs
         let (ack_n, ack_e) = (
             (self.inq.ack_count & 7) as u32,
-            (self.inq.ack_epoch & 3) as usize,
+            (self.inq.ack_epoch as usize & (E - 1)),
         );
         let flushed = flush_now as u32;
         // `ep_rel` is `rel` (below) for the current counters and pointers:

@@ -52,6 +52,9 @@ pub struct GpuRunOpts {
     pub mismatch_dir: PathBuf,
     /// A fault injected into the GPU model (negative controls).
     pub fault: sbrp_gpu::sm::Fault,
+    /// A deliberate deviation of every SM's unit model (experiments and
+    /// negative controls; the RTL shadow, if any, stays correct).
+    pub unit_fault: sbrp_sim_fast::Fault,
     /// Draw a progress line on stderr (`ProgressLine`) once the run has
     /// taken more than a second.
     pub progress: bool,
@@ -68,6 +71,7 @@ impl GpuRunOpts {
             max_cycles: None,
             mismatch_dir: PathBuf::from("out/mismatch"),
             fault: sbrp_gpu::sm::Fault::None,
+            unit_fault: sbrp_sim_fast::Fault::None,
             progress: false,
         }
     }
@@ -283,8 +287,13 @@ pub struct Built {
     pub rtl: Option<Rtl>,
 }
 
-/// Builds the GPU for `cfg`, shadowing SMs' units with the RTL as asked.
-pub fn build_gpu(cfg: &GpuConfig, shadow: Shadow) -> Result<Built> {
+/// Builds the GPU for `cfg`, shadowing SMs' units with the RTL as asked;
+/// the units' model carries `unit_fault`.
+pub fn build_gpu(
+    cfg: &GpuConfig,
+    shadow: Shadow,
+    unit_fault: sbrp_sim_fast::Fault,
+) -> Result<Built> {
     let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
     let shadowed = match (shadow, sbrp) {
         (Shadow::None, _) | (_, false) => 0,
@@ -308,7 +317,7 @@ pub fn build_gpu(cfg: &GpuConfig, shadow: Shadow) -> Result<Built> {
         None
     };
     let mut unit = |s: u32| -> Box<dyn PbUnit> {
-        let model = Box::new(PbModel::new(&p).expect("validated"));
+        let model = Box::new(PbModel::new(&p).expect("validated").with_fault(unit_fault));
         match &rtl {
             Some(r) if s < shadowed => Box::new(Lockstep::new(
                 Box::new(r.instance()),
@@ -383,7 +392,7 @@ pub fn run_program(o: &GpuRunOpts) -> Result<GpuRunOutcome> {
         slot,
         shadowed,
         rtl: _rtl,
-    } = build_gpu(&cfg, o.shadow)?;
+    } = build_gpu(&cfg, o.shadow, o.unit_fault)?;
     gpu.fault = o.fault;
     let record = o.record || !prog.expects().is_empty();
     let mut line = ProgressLine::new(prog.kernels().iter().map(|k| k.name.clone()).collect());

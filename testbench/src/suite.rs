@@ -12,9 +12,10 @@ use std::time::Instant;
 use sbrp_workloads::{App, Build, PmImage};
 use serde::Serialize;
 
-use crate::error::{BenchError, Result};
-use crate::gpu_run::{build_gpu, Shadow};
+use crate::error::Result;
+use crate::gpu_run::{build_gpu, resolve_config, ConfigSource, Shadow};
 use crate::lockstep::Mismatch;
+use sbrp_sim_fast::Fault as UnitFault;
 
 /// The timed runs of the suite: (bar, preset, binary). The GPM bar is the
 /// GPM build (its device fences in the program) on epoch-far, as in the
@@ -69,19 +70,41 @@ impl BenchRun {
     }
 }
 
-/// Runs `app`'s timed program (or, with `recovery`, its recovery kernels
+/// How [`run_app`] runs an app.
+#[derive(Clone, Debug)]
+pub struct AppRunOpts {
+    pub build: Build,
+    /// The recovery kernels from the crash image, not the timed run.
+    pub recovery: bool,
+    pub shadow: Shadow,
+    /// Record the run and check the app's invariant on the durable image.
+    pub check_image: bool,
+    /// `--set key=value` overrides of the preset, in order.
+    pub set: Vec<(String, String)>,
+    /// A deliberate deviation of every SM's unit model (experiments and
+    /// negative controls).
+    pub unit_fault: UnitFault,
+}
+
+impl AppRunOpts {
+    pub fn new(build: Build) -> AppRunOpts {
+        AppRunOpts {
+            build,
+            recovery: false,
+            shadow: Shadow::None,
+            check_image: false,
+            set: vec![],
+            unit_fault: UnitFault::None,
+        }
+    }
+}
+
+/// Runs `app`'s timed program (or, with `o.recovery`, its recovery kernels
 /// for the crash image) under `preset`.
-pub fn run_app(
-    app: &dyn App,
-    preset: &str,
-    build: Build,
-    recovery: bool,
-    shadow: Shadow,
-    check_image: bool,
-) -> Result<BenchRun> {
-    let cfg = sbrp_gpu::presets::preset_or_err(preset)
-        .map_err(|e| BenchError::Invalid(format!("--preset {preset}: {e}")))?;
-    let mut b = build_gpu(&cfg, shadow)?;
+pub fn run_app(app: &dyn App, preset: &str, o: &AppRunOpts) -> Result<BenchRun> {
+    let (build, recovery, check_image) = (o.build, o.recovery, o.check_image);
+    let cfg = resolve_config(&ConfigSource::Preset(preset.into()), &o.set)?;
+    let mut b = build_gpu(&cfg, o.shadow, o.unit_fault)?;
     let t0 = Instant::now();
     let mut crash = PmImage::default();
     let dev = preset.ends_with("-dev");
@@ -172,6 +195,7 @@ pub fn run_jobs(
     apps: &[Box<dyn App>],
     jobs: &[Job],
     threads: usize,
+    set: &[(String, String)],
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<BenchRun>> {
     let next = AtomicUsize::new(0);
@@ -183,15 +207,12 @@ pub fn run_jobs(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(j) = jobs.get(i) else { break };
-                let r = run_app(
-                    apps[j.app].as_ref(),
-                    j.preset,
-                    j.build,
-                    j.recovery,
-                    Shadow::None,
-                    false,
-                )
-                .map(|mut r| {
+                let o = AppRunOpts {
+                    recovery: j.recovery,
+                    set: set.to_vec(),
+                    ..AppRunOpts::new(j.build)
+                };
+                let r = run_app(apps[j.app].as_ref(), j.preset, &o).map(|mut r| {
                     r.label = j.label.into();
                     r
                 });

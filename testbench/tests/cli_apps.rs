@@ -63,6 +63,34 @@ fn bench_checks_the_durable_image() {
     assert!(out.contains("cycles"), "{out}");
 }
 
+fn cycles_of(out: &str) -> u64 {
+    let w: Vec<&str> = out.split_whitespace().collect();
+    let i = w.iter().position(|x| *x == "cycles,").expect(out);
+    w[i - 1].parse().expect(out)
+}
+
+/// The experiments' hooks change the run they name: an artifact switch
+/// (the ack leaves out the PCIe round trip) and a unit-model deviation
+/// (no FSM gating) each make Scan's SBRP-far run shorter.
+#[test]
+fn bench_set_and_unit_fault_change_the_run() {
+    let base = [
+        "bench", "--app", "scan", "--size", "4096", "--preset", "sbrp-far",
+    ];
+    let run = |extra: &[&str]| {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let (code, out, err) = sbrp(&args);
+        assert_eq!(code, 0, "{args:?}: {out}{err}");
+        cycles_of(&out)
+    };
+    let plain = run(&[]);
+    let ack_l2 = run(&["--set", "artifact.ack_at_l2=true"]);
+    let no_fsm = run(&["--unit-fault", "ignore-fsm"]);
+    assert!(ack_l2 < plain, "ack at the L2: {ack_l2} vs {plain}");
+    assert!(no_fsm < plain, "no FSM gating: {no_fsm} vs {plain}");
+    assert_eq!(run(&["--set", "pb.window=6"]), plain, "the default window");
+}
+
 #[test]
 fn suite_prints_the_figures_and_writes_their_files() {
     let d = tempfile::tempdir().unwrap();
@@ -130,6 +158,18 @@ fn bad_app_input_is_refused_with_exit_2_and_no_output() {
             "unknown app `nosuch`",
         ),
         (vec!["suite", "--shrink", "0"], "--shrink 0"),
+        (
+            vec!["suite", "--set", "pb.nosuch=1", "--out", o],
+            "--set pb.nosuch=1",
+        ),
+        (
+            vec!["bench", "--app", "scan", "--set", "pb.window"],
+            "expected KEY=VALUE",
+        ),
+        (
+            vec!["bench", "--app", "scan", "--set", "pb.window=0"],
+            "pb.window",
+        ),
     ] {
         let (code, stdout, err) = sbrp(&args);
         assert_eq!(code, 2, "{args:?}: {stdout}{err}");

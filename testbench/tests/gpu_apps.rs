@@ -5,7 +5,7 @@
 //! mismatches.
 
 use sbrp_testbench::gpu_run::Shadow;
-use sbrp_testbench::suite::run_app;
+use sbrp_testbench::suite::{run_app, AppRunOpts};
 use sbrp_workloads::{app, App, Build};
 
 /// Small sizes: one wave or less of each app's launch shape.
@@ -24,7 +24,17 @@ fn apps() -> Vec<Box<dyn App>> {
 }
 
 fn check(a: &dyn App, preset: &str, build: Build, recovery: bool, shadow: Shadow) {
-    let r = run_app(a, preset, build, recovery, shadow, true).unwrap();
+    let r = run_app(
+        a,
+        preset,
+        &AppRunOpts {
+            recovery,
+            shadow,
+            check_image: true,
+            ..AppRunOpts::new(build)
+        },
+    )
+    .unwrap();
     assert!(
         r.ok(),
         "{} under {preset} (recovery {recovery}): finished {} failures {:?} image {:?} mismatch {:?}",

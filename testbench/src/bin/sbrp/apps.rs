@@ -6,10 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
-use sbrp_testbench::gpu_run::Shadow;
-use sbrp_testbench::suite::{figures, run_app, run_jobs, suite_jobs, BenchRun};
+use sbrp_testbench::gpu_run::{resolve_config, ConfigSource, Shadow};
+use sbrp_testbench::suite::{
+    figures, run_app, run_jobs, suite_jobs, AppRunOpts, BenchRun, SUITE_RUNS,
+};
 use sbrp_workloads::{App, Build};
 
+use crate::args::FaultArg;
 use crate::Verdict;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -108,6 +111,13 @@ pub struct BenchArgs {
     /// at the end (and whether it equals the crash-free final image).
     #[arg(long)]
     check: bool,
+    /// Override one configuration value, e.g. `--set pb.window=12` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Run every SM's persist buffer model with a deliberate deviation
+    /// (experiments and negative controls; not a correct SBRP).
+    #[arg(long, value_enum, default_value = "none")]
+    unit_fault: FaultArg,
 }
 
 pub fn bench(a: &BenchArgs) -> Result<Verdict> {
@@ -127,7 +137,15 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
                 .with_context(|| format!("--sms {k}: a number of SMs (at least 1) or `all`"))?,
         ),
     };
-    let r = run_app(app.as_ref(), &a.preset, build, a.recovery, shadow, a.check)?;
+    let o = AppRunOpts {
+        recovery: a.recovery,
+        shadow,
+        check_image: a.check,
+        set: super::run::parse_sets(&a.set)?,
+        unit_fault: a.unit_fault.into(),
+        ..AppRunOpts::new(build)
+    };
+    let r = run_app(app.as_ref(), &a.preset, &o)?;
     println!(
         "{} ({} {}) under {}: {} cycles, {} warp instructions, {} L1 PM read misses; {:.2} s, {:.2} M warp-instr/s",
         r.app,
@@ -189,6 +207,10 @@ pub struct SuiteArgs {
     /// Divide every app's default input size by this (quick runs).
     #[arg(long, default_value_t = 1)]
     shrink: u64,
+    /// Override one configuration value in every run, e.g. `--set
+    /// artifact.ack_at_l2=true` (repeatable; for experiments).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
 }
 
 pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
@@ -198,6 +220,11 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
     };
     if a.shrink == 0 {
         bail!("--shrink 0: at least 1");
+    }
+    let set = super::run::parse_sets(&a.set)?;
+    // Bad keys or values fail here, before any run or output.
+    for (_, preset, _) in SUITE_RUNS {
+        resolve_config(&ConfigSource::Preset(preset.into()), &set)?;
     }
     if let Some(d) = &a.out {
         check_dir(d)?;
@@ -226,12 +253,16 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
             eprint!("\r{done}/{total} runs");
         }
     };
-    let runs = run_jobs(&apps, &jobs, threads, &progress)?;
+    let runs = run_jobs(&apps, &jobs, threads, &set, &progress)?;
     if tty {
         eprint!("\r{:20}\r", "");
     }
     let secs = t0.elapsed().as_secs_f64();
     let tables = figures(&names, &runs);
+    if !set.is_empty() {
+        let kv: Vec<String> = set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        println!("every run with --set {}\n", kv.join(" --set "));
+    }
     for t in &tables {
         println!("{}", t.to_text());
     }

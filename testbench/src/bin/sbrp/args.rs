@@ -4,6 +4,7 @@
 use anyhow::{anyhow, Result};
 use clap::{Args, ValueEnum};
 use sbrp_iface::{FlushPolicy, ParamError, PbParams};
+use sbrp_sim_fast::Fault;
 
 /// `--policy` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -22,6 +23,32 @@ impl From<PolicyArg> for FlushPolicy {
             PolicyArg::Window => FlushPolicy::Window,
             PolicyArg::Eager => FlushPolicy::Eager,
             PolicyArg::Lazy => FlushPolicy::Lazy,
+        }
+    }
+}
+
+/// `--fault` values: a fault injected into the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FaultArg {
+    None,
+    IgnoreCoalesceOrdering,
+    IgnoreFsm,
+    WindowOffByOne,
+    DfenceNoWait,
+    GlobalRelease,
+    EvictIgnoreOrdering,
+}
+
+impl From<FaultArg> for Fault {
+    fn from(f: FaultArg) -> Fault {
+        match f {
+            FaultArg::None => Fault::None,
+            FaultArg::IgnoreCoalesceOrdering => Fault::IgnoreCoalesceOrdering,
+            FaultArg::IgnoreFsm => Fault::IgnoreFsm,
+            FaultArg::WindowOffByOne => Fault::WindowOffByOne,
+            FaultArg::DfenceNoWait => Fault::DFenceNoWait,
+            FaultArg::GlobalRelease => Fault::GlobalRelease,
+            FaultArg::EvictIgnoreOrdering => Fault::EvictIgnoreOrdering,
         }
     }
 }

@@ -5,13 +5,12 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use sbrp_sim_fast::Fault;
 use sbrp_testbench::cosim::{cosim, CosimResult, TraceResult, Workload};
 use sbrp_testbench::lockstep::Mismatch;
 use sbrp_testbench::suites::{Outcome, RunOpts};
 use sbrp_testbench::Engine;
 
-use crate::args::{print_params, ParamArgs};
+use crate::args::{print_params, FaultArg, ParamArgs};
 use crate::Verdict;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -33,18 +32,6 @@ enum EngineArg {
     Verilator,
     /// The Verilated RTL and the model, compared every cycle.
     Lockstep,
-}
-
-/// `--fault` values: a fault injected into the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum FaultArg {
-    None,
-    IgnoreCoalesceOrdering,
-    IgnoreFsm,
-    WindowOffByOne,
-    DfenceNoWait,
-    GlobalRelease,
-    EvictIgnoreOrdering,
 }
 
 #[derive(Args)]
@@ -114,15 +101,7 @@ impl CosimArgs {
                 .map_err(|e| anyhow::anyhow!("--pm-latency: {e}"))?;
             opts.pm_latency = Some(l);
         }
-        opts.fault = match self.fault {
-            FaultArg::None => Fault::None,
-            FaultArg::IgnoreCoalesceOrdering => Fault::IgnoreCoalesceOrdering,
-            FaultArg::IgnoreFsm => Fault::IgnoreFsm,
-            FaultArg::WindowOffByOne => Fault::WindowOffByOne,
-            FaultArg::DfenceNoWait => Fault::DFenceNoWait,
-            FaultArg::GlobalRelease => Fault::GlobalRelease,
-            FaultArg::EvictIgnoreOrdering => Fault::EvictIgnoreOrdering,
-        };
+        opts.fault = self.fault.into();
         Ok(opts)
     }
 }

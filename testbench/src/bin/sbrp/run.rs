@@ -8,7 +8,18 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use sbrp_testbench::gpu_run::{run_program, ConfigSource, GpuRunOpts, GpuRunOutcome, Shadow};
 
+use crate::args::FaultArg;
 use crate::Verdict;
+
+/// `--set KEY=VALUE` arguments as pairs (the values are checked when applied).
+pub fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>> {
+    set.iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) => Ok((k.trim().to_string(), v.trim().to_string())),
+            None => bail!("--set {kv}: expected KEY=VALUE"),
+        })
+        .collect()
+}
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -28,6 +39,10 @@ pub struct RunArgs {
     /// Print the presets and exit.
     #[arg(long)]
     list_presets: bool,
+    /// Run every SM's persist buffer model with a deliberate deviation
+    /// (experiments and negative controls; not a correct SBRP).
+    #[arg(long, value_enum, default_value = "none")]
+    unit_fault: FaultArg,
     /// Shadow SMs' persist buffers with the Verilated RTL, compared every
     /// cycle the unit is stepped (`--sms`: how many, from SM 0, or `all`).
     #[arg(long)]
@@ -69,14 +84,7 @@ pub fn run(a: &RunArgs) -> Result<Verdict> {
         (None, None) => ConfigSource::Preset("sbrp-near".into()),
         (Some(_), Some(_)) => bail!("--preset and --config: give one"),
     };
-    let set = a
-        .set
-        .iter()
-        .map(|kv| match kv.split_once('=') {
-            Some((k, v)) => Ok((k.trim().to_string(), v.trim().to_string())),
-            None => bail!("--set {kv}: expected KEY=VALUE"),
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let set = parse_sets(&a.set)?;
     let shadow = match (a.cosim, a.sms.as_str()) {
         (false, _) => Shadow::None,
         (true, "all") => Shadow::All,
@@ -106,6 +114,7 @@ pub fn run(a: &RunArgs) -> Result<Verdict> {
     let mut o = GpuRunOpts::new(program, config);
     o.set = set;
     o.shadow = shadow;
+    o.unit_fault = a.unit_fault.into();
     o.record = a.record.is_some();
     o.max_cycles = a.max_cycles;
     o.mismatch_dir = a.mismatch_dir.clone();
