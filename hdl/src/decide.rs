@@ -36,7 +36,7 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     pub can_flush: Signal<In, bool>,
     /// Some queued flush has line `r2_line`.
     pub fifo_has: Signal<In, bool>,
-    // the head action of this cycle (before an eviction cancels it)
+    // the head action of this cycle (before an eviction cancels a flush)
     pub ha_flush: Signal<In, bool>,
     pub pop_planned: Signal<In, bool>,
     pub h_line: Signal<In, Bits<LW>>,
@@ -278,8 +278,10 @@ wire [{im}:0] used = tail - head;
 wire live_k = full | (age_k < used);
 wire busy = fifo_has | (ha_flush & (h_line == r2_line));
 wire buffered = r2_pbv & live_k & (k_type == 3'd1) & (k_line == r2_line);
-wire [{im}:0] age_y = yq_idx - head;
-wire younger = yq_valid & (age_y > age_k);
+// age(y) > age(k) without subtracting: compare with the head, then directly
+wire y_hi = yq_idx >= head;
+wire k_hi = r2_pbidx >= head;
+wire younger = yq_valid & ((y_hi == k_hi) ? (yq_idx > r2_pbidx) : k_hi);
 // store
 wire st = go & is_store & ~busy;
 wire st_wait = st & buffered & younger;

@@ -5,7 +5,8 @@
 //! The head action reads the head entry from the staging register of
 //! [`crate::store::PbStore`] (`h_type`, `h_warps`: flip-flops), the FSM and
 //! `can_flush` (registers), so it is ready early in the cycle; an eviction
-//! flush decided by [`crate::decide::Decide`] cancels it (`head_final`).
+//! flush decided by [`crate::decide::Decide`] cancels a head flush only
+//! (`head_final`): the retirement needs no input from the decision.
 
 use crate::blocks::{bv, mask, u};
 use rust_hdl::core::prelude::*;
@@ -64,7 +65,7 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     _s: State,
 }
 
-/// Head action of the cycle: (pop, flush, retire) before an eviction cancels it.
+/// Head action of the cycle: (pop, flush, retire) before an eviction cancels a flush.
 struct Act {
     pop: bool,
     flush: bool,
@@ -133,15 +134,15 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
     fn update(&mut self) {
         let a = self.act();
         let ev = self.ev_flush.val();
-        let pop = (a.pop || a.flush || a.retire) && !ev;
+        let pop = a.pop || a.retire || (a.flush && !ev);
         if self.clock.pos_edge() {
             self._s = self.next_state(pop);
         }
         let s = self._s;
         // outputs from the (possibly new) state
         let a = self.act();
-        let pop = (a.pop || a.flush || a.retire) && !ev;
-        let retire = a.retire && !ev;
+        let pop = a.pop || a.retire || (a.flush && !ev);
+        let retire = a.retire;
         let ht = u(&self.h_type) as u8;
         let hw = u(&self.h_warps);
         let sel = |c: bool| if retire && c { hw } else { 0 };
@@ -191,17 +192,20 @@ wire force_dr = drain_pend | full | drainq;
 wire a_pop = ~empty_w & (h_type == 3'd0);
 wire a_flush = ~empty_w & (h_type == 3'd1) & ~|(h_warps & fsm) & can_flush & (force_dr | policy_ok);
 wire a_retire = ~empty_w & (h_type >= 3'd2);
-// head_final: an eviction flush takes the cycle's flush
-wire f_pop = (a_pop | a_flush | a_retire) & ~ev_flush;
-wire f_retire = a_retire & ~ev_flush;
+// head_final: an eviction flush takes the cycle's flush; pop and retire
+// proceed, so the retirement depends on registers only
+wire f_pop = a_pop | a_retire | (a_flush & ~ev_flush);
+wire f_retire = a_retire;
 wire t_edm = (h_type == 3'd3) | (h_type == 3'd7);
 wire t_inv = (h_type == 3'd3) | (h_type == 3'd6);
 wire t_odm = t_edm | (h_type == 3'd6);
 // drain target (4.2)
 wire pend_after = drain_pend & ~(f_pop & (head == drain_idx));
-wire [{im}:0] age_e = tgt_idx - head;
-wire [{im}:0] age_d = drain_idx - head;
-wire new_tgt = tgt & (~pend_after | (age_e > age_d));
+// age(tgt_idx) > age(drain_idx) without subtracting (as in warps)
+wire e_hi = tgt_idx >= head;
+wire d_hi = drain_idx >= head;
+wire e_younger = (e_hi == d_hi) ? (tgt_idx > drain_idx) : d_hi;
+wire new_tgt = tgt & (~pend_after | e_younger);
 wire [{im}:0] tail_inc = tail + {iw}'d1;
 
 always @(*) empty = empty_w;

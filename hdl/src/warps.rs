@@ -166,16 +166,20 @@ reg [{im}:0] oq1 [0:{wm}];
 reg [{im}:0] wait_idx [0:{wm}];
 wire [{wbm}:0] w = q_warp;
 wire [{wm}:0] wsel = {{{{{wm}{{1'b0}}}}, 1'b1}} << w;
-wire [{im}:0] age_k = k - head;
+// Ages from the head compared without subtracting: x is older than y iff
+// both or neither wrap (x >= head) and x < y, or only y wraps (one
+// comparator deep instead of a subtractor and a comparator).
+wire k_hi = k >= head;
 wire [{wm}:0] older_v;
 wire [{wm}:0] popq;
 wire [{wm}:0] wait_end;
 
 genvar g;
 generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
-   wire [{im}:0] age_o = oq0[g] - head;
+   wire o_hi = oq0[g] >= head;
+   wire o_older = (o_hi == k_hi) ? (oq0[g] < k) : o_hi;
    // the warp's oldest live ordering entry is older than k
-   assign older_v[g] = ev_mask[g] & (oq_n[g] != 2'd0) & (age_o < age_k);
+   assign older_v[g] = ev_mask[g] & (oq_n[g] != 2'd0) & o_older;
    // 4.1: the retiring head entry is the warp's oldest
    assign popq[g] = retire & (oq_n[g] != 2'd0) & (oq0[g] == head);
    assign wait_end[g] = pop & wait_ent[g] & (wait_idx[g] == head);

@@ -579,7 +579,13 @@ impl PbUnit for PbModel {
             }
         }
 
-        let head_final = if evict_flush { HeadAct::None } else { head_act };
+        // An eviction flush takes the cycle's one flush; a pop or a
+        // retirement proceeds (4.1).
+        let head_final = if evict_flush && head_act == HeadAct::Flush {
+            HeadAct::None
+        } else {
+            head_act
+        };
         let pop = head_final != HeadAct::None;
 
         // head action effects
