@@ -7,7 +7,6 @@
 //!
 //! The unit is stepped only while something is under way ([`UnitState::busy`]).
 
-use std::cmp::Reverse;
 use std::collections::VecDeque;
 
 use sbrp_iface::{Op, PbIn, PbOut, RspKind};
@@ -407,8 +406,7 @@ impl Sm {
         );
         self.pm_out += 1;
         self.unit_state.flush_out += 1;
-        self.events
-            .push(Reverse((d.at, EV_ACK_FLUSH, out.flush_epoch as u32)));
+        self.push_event(d.at, EV_ACK_FLUSH, out.flush_epoch);
         self.stats.pm_flushes += 1;
         self.stats.evict_flushes += out.flush_evict as u64;
         if self.rec.is_some() {
