@@ -40,6 +40,8 @@ pub fn coalesce(
     let mut n = 0usize;
     let mut rank = 0usize;
     let mut m = mask;
+    // The previous lane's line: neighbouring lanes mostly share a line.
+    let mut prev = usize::MAX;
     while m != 0 {
         let lane = m.trailing_zeros();
         m &= m - 1;
@@ -47,22 +49,24 @@ pub fn coalesce(
         let line = a / line_bytes;
         let off = a % line_bytes;
         let last = ((off + size - 1).min(line_bytes - 1)) / sector_bytes;
-        let mut sec = 0u8;
-        for s in off / sector_bytes..=last {
-            sec |= 1 << s;
-        }
-        let li = match out.iter().position(|l| l.line == line) {
-            Some(i) => i,
-            None => {
-                out.push(LineAcc {
-                    line,
-                    sectors: 0,
-                    first: 0,
-                    count: 0,
-                });
-                out.len() - 1
-            }
+        // Sectors off/sector_bytes..=last.
+        let sec = ((2u32 << last) - (1u32 << (off / sector_bytes))) as u8;
+        let li = match out.get(prev) {
+            Some(l) if l.line == line => prev,
+            _ => match out.iter().position(|l| l.line == line) {
+                Some(i) => i,
+                None => {
+                    out.push(LineAcc {
+                        line,
+                        sectors: 0,
+                        first: 0,
+                        count: 0,
+                    });
+                    out.len() - 1
+                }
+            },
         };
+        prev = li;
         out[li].sectors |= sec;
         if let Some(v) = values.and_then(|v| v.get(rank)) {
             lane_line[n] = li as u32;
