@@ -42,15 +42,26 @@ pub fn coalesce(
     let mut m = mask;
     // The previous lane's line: neighbouring lanes mostly share a line.
     let mut prev = usize::MAX;
+    // Power-of-two sizes (the usual geometry): shifts, not divisions.
+    let pow2 = line_bytes.is_power_of_two() && sector_bytes.is_power_of_two();
+    let (lsh, ssh) = (line_bytes.trailing_zeros(), sector_bytes.trailing_zeros());
     while m != 0 {
         let lane = m.trailing_zeros();
         m &= m - 1;
         let a = addrs.lane(lane, rank);
-        let line = a / line_bytes;
-        let off = a % line_bytes;
-        let last = ((off + size - 1).min(line_bytes - 1)) / sector_bytes;
-        // Sectors off/sector_bytes..=last.
-        let sec = ((2u32 << last) - (1u32 << (off / sector_bytes))) as u8;
+        let (line, off) = if pow2 {
+            (a >> lsh, a & (line_bytes - 1))
+        } else {
+            (a / line_bytes, a % line_bytes)
+        };
+        let end = (off + size - 1).min(line_bytes - 1);
+        let (first, last) = if pow2 {
+            (off >> ssh, end >> ssh)
+        } else {
+            (off / sector_bytes, end / sector_bytes)
+        };
+        // Sectors first..=last.
+        let sec = ((2u32 << last) - (1u32 << first)) as u8;
         let li = match out.get(prev) {
             Some(l) if l.line == line => prev,
             _ => match out.iter().position(|l| l.line == line) {
