@@ -1078,7 +1078,7 @@ impl Sm {
                 self.warps[w].acc_i = i;
                 return true;
             };
-            self.l1.lines[s].pm = true;
+            self.l1.set_pm(s);
             let cells: Vec<(u64, u64)> =
                 self.warps[w].cells[a.first as usize..(a.first + a.count) as usize].to_vec();
             self.l1.write(s, a.sectors, &cells);

@@ -344,7 +344,7 @@ impl Sm {
             if let Some(line) = r.install {
                 self.l1.install(r.slot, line, true);
             }
-            self.l1.lines[r.slot].pinned = true;
+            self.l1.set_pinned(r.slot, true);
         }
         self.unit_state.pending.push_back(Pending {
             warp: r.warp,
@@ -452,7 +452,7 @@ impl Sm {
         }
         let w = p.warp;
         if matches!(p.op, Op::Store | Op::Evict) {
-            self.l1.lines[p.slot].pinned = false;
+            self.l1.set_pinned(p.slot, false);
         }
         match RspKind::from_bits(out.rsp_kind) {
             RspKind::Replay => {
