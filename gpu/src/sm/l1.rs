@@ -92,6 +92,9 @@ pub struct L1 {
     clean_pm: Vec<u64>,
     clean_vol: Vec<u64>,
     pinned: Vec<u64>,
+    /// Bumped by every change that may change a lookup's outcome or a
+    /// line's sectors: equal versions, equal lookups.
+    pub version: u64,
 }
 
 /// Outcome of looking a line up.
@@ -121,6 +124,7 @@ impl L1 {
             clean_pm: vec![0; (lines as usize).div_ceil(64)],
             clean_vol: vec![0; (lines as usize).div_ceil(64)],
             pinned: vec![0; (lines as usize).div_ceil(64)],
+            version: 1,
         };
         for s in 0..lines as usize {
             l1.push_front(s);
@@ -130,6 +134,7 @@ impl L1 {
 
     /// Brings the clean-line bit sets in step with `slot`'s line.
     fn mark(&mut self, slot: usize) {
+        self.version += 1;
         let l = &self.lines[slot];
         let clean = l.valid && l.dirty == 0;
         let (w, b) = (slot / 64, 1u64 << (slot % 64));
@@ -264,6 +269,7 @@ impl L1 {
 
     /// A stale slot (dropped by an invalidation) comes back: no data, no hook.
     pub fn revive(&mut self, slot: usize) {
+        self.version += 1;
         self.maybe_pm |= self.lines[slot].pm;
         self.maybe_any = true;
         let (gp, ga) = (self.gen_pm, self.gen_all);
@@ -292,6 +298,7 @@ impl L1 {
 
     /// Sectors arrive (a fill) at `at`.
     pub fn fill(&mut self, slot: usize, sectors: u8, at: u64) {
+        self.version += 1;
         let l = &mut self.lines[slot];
         l.sectors |= sectors;
         l.fill_at = l.fill_at.max(at);
@@ -370,12 +377,14 @@ impl L1 {
     /// Drops the clean PM lines.
     pub fn invalidate_pm(&mut self) {
         self.gen_pm = self.gen_pm.wrapping_add(1);
+        self.version += 1;
         self.free_dropped(true);
     }
 
     /// Drops every clean line.
     pub fn invalidate_all(&mut self) {
         self.gen_all = self.gen_all.wrapping_add(1);
+        self.version += 1;
         self.free_dropped(false);
     }
 

@@ -894,27 +894,35 @@ impl Sm {
         if now < self.ldst_free {
             return false;
         }
-        // A load that waits for MSHRs keeps its lines (it retries each cycle).
+        // A load that waits for MSHRs keeps its lines (it retries each
+        // cycle), and their miss count while the L1 does not change.
         let pc1 = self.warps[w].pc + 1;
-        let mut acc = if self.warps[w].acc_for == pc1 {
+        let kept = self.warps[w].acc_for == pc1;
+        let mut acc = if kept {
             self.warps[w].acc_for = 0;
             std::mem::take(&mut self.warps[w].acc)
         } else {
             self.lines_of(cfg, mask, size, addrs)
         };
         // Misses need MSHRs; the instruction waits until there are enough.
-        let misses = acc
-            .iter()
-            .filter(|a| match self.l1.lookup(a.line) {
-                Lookup::Hit(s) => self.l1.lines[s].sectors & a.sectors != a.sectors,
-                Lookup::Miss => true,
-            })
-            .count() as u32;
+        let misses = if kept && self.warps[w].misses_at == self.l1.version {
+            self.warps[w].misses
+        } else {
+            acc.iter()
+                .filter(|a| match self.l1.lookup(a.line) {
+                    Lookup::Hit(s) => self.l1.lines[s].sectors & a.sectors != a.sectors,
+                    Lookup::Miss => true,
+                })
+                .count() as u32
+        };
         // An access wider than all the MSHRs issues once they are all free.
         if self.mshr + misses > cfg.l1.mshrs && self.mshr > 0 {
+            let version = self.l1.version;
             let warp = &mut self.warps[w];
             std::mem::swap(&mut warp.acc, &mut acc);
             warp.acc_for = pc1;
+            warp.misses = misses;
+            warp.misses_at = version;
             self.scratch = acc;
             return false;
         }

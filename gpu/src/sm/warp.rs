@@ -87,6 +87,9 @@ pub struct Warp {
     /// `acc` holds the lines of the load at `pc + 1 == acc_for` (a load
     /// waiting for MSHRs keeps them); 0: none.
     pub acc_for: usize,
+    /// Misses of those lines, counted at L1 version `misses_at`.
+    pub misses: u32,
+    pub misses_at: u64,
     /// The current request was a flag store of a release: publish when done.
     pub flag_store: bool,
     /// The last instruction's latency is running: exit when the timer fires.
@@ -116,6 +119,8 @@ impl Warp {
             cells: Vec::new(),
             acc_i: 0,
             acc_for: 0,
+            misses: 0,
+            misses_at: 0,
             flag_store: false,
             exit_at_timer: false,
             evict: None,
