@@ -169,9 +169,17 @@ impl Sm {
             });
         }
         if warp.phase != Phase::Lines {
+            let op = match warp.order_op {
+                Some(op) => op,
+                None => {
+                    let op = ordering_op(cx, warp.op());
+                    self.warps[w].order_op = Some(op);
+                    op
+                }
+            };
             return Some(Request {
                 warp: w,
-                op: ordering_op(cx, warp.op()),
+                op,
                 slot: 0,
                 install: None,
             });

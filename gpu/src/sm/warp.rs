@@ -89,6 +89,9 @@ pub struct Warp {
     pub flag_store: bool,
     /// The last instruction's latency is running: exit when the timer fires.
     pub exit_at_timer: bool,
+    /// The unit's opcode for the ordering instruction at `pc`, once known
+    /// (a replayed request does not read the instruction again).
+    pub order_op: Option<sbrp_iface::Op>,
     pub since: u64,
     /// Lines of the current PM store and the next one to send.
     pub acc: Vec<LineAcc>,
@@ -112,7 +115,7 @@ pub struct Warp {
 }
 
 // The unit's request path stays within the first cache line.
-const _: () = assert!(std::mem::offset_of!(Warp, exit_at_timer) < 64);
+const _: () = assert!(std::mem::offset_of!(Warp, order_op) < 63);
 
 impl Warp {
     pub fn empty() -> Warp {
@@ -130,6 +133,7 @@ impl Warp {
             misses_at: 0,
             flag_store: false,
             exit_at_timer: false,
+            order_op: None,
             evict: None,
             steps: &[],
             step_i: 0,
@@ -175,6 +179,7 @@ impl Warp {
     /// Next instruction; true when the warp has finished.
     pub fn advance(&mut self) -> bool {
         self.pc += 1;
+        self.order_op = None;
         self.phase = Phase::Start;
         self.acc.clear();
         self.acc_i = 0;
