@@ -110,7 +110,8 @@ fn fast(mask: u32, size: u64, addrs: &Addrs, lb: u64, sb: u64, out: &mut Vec<Lin
     }
     let lo = mask.trailing_zeros() as u64;
     let hi = 31 - mask.leading_zeros() as u64;
-    let contiguous = (mask >> lo).wrapping_add(1).is_power_of_two();
+    // In 64 bits: a full mask's run plus one is 2^32, not 0.
+    let contiguous = ((mask >> lo) as u64 + 1).is_power_of_two();
     let (start, end) = match stride {
         0 => (base, base + size),
         s if s == size as i64 && contiguous => (base + lo * size, base + (hi + 1) * size),
@@ -188,6 +189,18 @@ mod tests {
             let key = |v: &Vec<LineAcc>| v.iter().map(|l| (l.line, l.sectors)).collect::<Vec<_>>();
             assert_eq!(key(&f), key(&slow), "{base:#x} {stride} {size} {mask:#x}");
         }
+    }
+
+    /// Every lane active is one contiguous run: the fast path takes it.
+    #[test]
+    fn full_mask_takes_the_fast_path() {
+        let mut out = vec![];
+        let a = Addrs::Strided {
+            base: 0x1000,
+            stride: 4,
+        };
+        assert!(fast(!0, 4, &a, 128, 32, &mut out));
+        assert_eq!(out.len(), 1);
     }
 
     #[test]
