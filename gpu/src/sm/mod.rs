@@ -482,8 +482,9 @@ impl Sm {
                 continue;
             }
             cta.at_barrier = 0;
-            let ws = cta.warps.clone();
-            for w in ws {
+            // By index: finishing an instruction leaves the CTA's warp list as is.
+            for i in 0..self.ctas[c].warps.len() {
+                let w = self.ctas[c].warps[i];
                 if self.warps[w].state() == WState::Barrier {
                     self.ready(w, now);
                     self.finish_instr(w);
