@@ -180,8 +180,10 @@ impl Gpu {
                 end = RunEnd::Cut;
                 break;
             }
+            // The earliest wake, kept up to date by the SM loop below.
+            let mut t_next = wake.iter().copied().min().unwrap_or(u64::MAX);
             loop {
-                let t = wake.iter().copied().min().unwrap_or(u64::MAX);
+                let t = t_next;
                 let all_done = next_cta == kinfo.grid && self.sms.iter().all(|sm| self.sm_done(sm));
                 if all_done {
                     break;
@@ -203,9 +205,11 @@ impl Gpu {
                 }
                 self.now = t;
                 let mut failed = false;
+                t_next = u64::MAX;
                 #[allow(clippy::needless_range_loop)] // `wake` and `self.sms` both
                 for s in 0..n {
                     if wake[s] > t {
+                        t_next = t_next.min(wake[s]);
                         continue;
                     }
                     let mut cx = Ctx {
@@ -230,6 +234,7 @@ impl Gpu {
                         sm.unit_state.busy = sm.unit.is_some();
                     }
                     wake[s] = sm.next_wake(t);
+                    t_next = t_next.min(wake[s]);
                     failed |= !sm.unit_state.failures.is_empty();
                 }
                 if failed {

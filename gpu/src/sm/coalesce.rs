@@ -40,29 +40,44 @@ pub fn coalesce(
     let mut n = 0usize;
     let mut rank = 0usize;
     let mut m = mask;
+    // The previous lane's line: neighbouring lanes mostly share a line.
+    let mut prev = usize::MAX;
+    // Power-of-two sizes (the usual geometry): shifts, not divisions.
+    let pow2 = line_bytes.is_power_of_two() && sector_bytes.is_power_of_two();
+    let (lsh, ssh) = (line_bytes.trailing_zeros(), sector_bytes.trailing_zeros());
     while m != 0 {
         let lane = m.trailing_zeros();
         m &= m - 1;
         let a = addrs.lane(lane, rank);
-        let line = a / line_bytes;
-        let off = a % line_bytes;
-        let last = ((off + size - 1).min(line_bytes - 1)) / sector_bytes;
-        let mut sec = 0u8;
-        for s in off / sector_bytes..=last {
-            sec |= 1 << s;
-        }
-        let li = match out.iter().position(|l| l.line == line) {
-            Some(i) => i,
-            None => {
-                out.push(LineAcc {
-                    line,
-                    sectors: 0,
-                    first: 0,
-                    count: 0,
-                });
-                out.len() - 1
-            }
+        let (line, off) = if pow2 {
+            (a >> lsh, a & (line_bytes - 1))
+        } else {
+            (a / line_bytes, a % line_bytes)
         };
+        let end = (off + size - 1).min(line_bytes - 1);
+        let (first, last) = if pow2 {
+            (off >> ssh, end >> ssh)
+        } else {
+            (off / sector_bytes, end / sector_bytes)
+        };
+        // Sectors first..=last.
+        let sec = ((2u32 << last) - (1u32 << first)) as u8;
+        let li = match out.get(prev) {
+            Some(l) if l.line == line => prev,
+            _ => match out.iter().position(|l| l.line == line) {
+                Some(i) => i,
+                None => {
+                    out.push(LineAcc {
+                        line,
+                        sectors: 0,
+                        first: 0,
+                        count: 0,
+                    });
+                    out.len() - 1
+                }
+            },
+        };
+        prev = li;
         out[li].sectors |= sec;
         if let Some(v) = values.and_then(|v| v.get(rank)) {
             lane_line[n] = li as u32;
@@ -95,7 +110,8 @@ fn fast(mask: u32, size: u64, addrs: &Addrs, lb: u64, sb: u64, out: &mut Vec<Lin
     }
     let lo = mask.trailing_zeros() as u64;
     let hi = 31 - mask.leading_zeros() as u64;
-    let contiguous = (mask >> lo).wrapping_add(1).is_power_of_two();
+    // In 64 bits: a full mask's run plus one is 2^32, not 0.
+    let contiguous = ((mask >> lo) as u64 + 1).is_power_of_two();
     let (start, end) = match stride {
         0 => (base, base + size),
         s if s == size as i64 && contiguous => (base + lo * size, base + (hi + 1) * size),
@@ -173,6 +189,18 @@ mod tests {
             let key = |v: &Vec<LineAcc>| v.iter().map(|l| (l.line, l.sectors)).collect::<Vec<_>>();
             assert_eq!(key(&f), key(&slow), "{base:#x} {stride} {size} {mask:#x}");
         }
+    }
+
+    /// Every lane active is one contiguous run: the fast path takes it.
+    #[test]
+    fn full_mask_takes_the_fast_path() {
+        let mut out = vec![];
+        let a = Addrs::Strided {
+            base: 0x1000,
+            stride: 4,
+        };
+        assert!(fast(!0, 4, &a, 128, 32, &mut out));
+        assert_eq!(out.len(), 1);
     }
 
     #[test]

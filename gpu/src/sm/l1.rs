@@ -44,7 +44,8 @@ pub struct Line {
     pub dirty: u8,
     /// Cycle the line's pending fill arrives (reads before it wait).
     pub fill_at: u64,
-    /// Requests to the persist buffer in flight for this line.
+    /// Requests to the persist buffer in flight for this line (written
+    /// through [`L1::set_pinned`]).
     pub pinned: bool,
     /// The persist buffer index last returned for this line (L1 hook).
     pub hook: Option<u32>,
@@ -85,6 +86,15 @@ pub struct L1 {
     /// since): otherwise an invalidation has nothing to walk for.
     maybe_pm: bool,
     maybe_any: bool,
+    /// Bit sets by slot: valid clean PM lines, valid clean volatile lines,
+    /// pinned lines (kept in step by every change of those fields), so an
+    /// invalidation visits only the lines it may drop.
+    clean_pm: Vec<u64>,
+    clean_vol: Vec<u64>,
+    pinned: Vec<u64>,
+    /// Bumped by every change that may change a lookup's outcome or a
+    /// line's sectors: equal versions, equal lookups.
+    pub version: u64,
 }
 
 /// Outcome of looking a line up.
@@ -111,11 +121,38 @@ impl L1 {
             seq: 0,
             maybe_pm: false,
             maybe_any: false,
+            clean_pm: vec![0; (lines as usize).div_ceil(64)],
+            clean_vol: vec![0; (lines as usize).div_ceil(64)],
+            pinned: vec![0; (lines as usize).div_ceil(64)],
+            version: 1,
         };
         for s in 0..lines as usize {
             l1.push_front(s);
         }
         l1
+    }
+
+    /// Brings the clean-line bit sets in step with `slot`'s line.
+    fn mark(&mut self, slot: usize) {
+        self.version += 1;
+        let l = &self.lines[slot];
+        let clean = l.valid && l.dirty == 0;
+        let (w, b) = (slot / 64, 1u64 << (slot % 64));
+        self.clean_pm[w] = self.clean_pm[w] & !b | if clean && l.pm { b } else { 0 };
+        self.clean_vol[w] = self.clean_vol[w] & !b | if clean && !l.pm { b } else { 0 };
+    }
+
+    /// Pins or unpins `slot`'s line.
+    pub fn set_pinned(&mut self, slot: usize, p: bool) {
+        self.lines[slot].pinned = p;
+        let (w, b) = (slot / 64, 1u64 << (slot % 64));
+        self.pinned[w] = self.pinned[w] & !b | if p { b } else { 0 };
+    }
+
+    /// Marks `slot`'s line as PM.
+    pub fn set_pm(&mut self, slot: usize) {
+        self.lines[slot].pm = true;
+        self.mark(slot);
     }
 
     fn set_of_slot(&self, slot: usize) -> usize {
@@ -226,11 +263,13 @@ impl L1 {
         self.maybe_pm |= pm;
         self.maybe_any = true;
         self.map.insert(line, slot as u32);
+        self.mark(slot);
         self.touch(slot);
     }
 
     /// A stale slot (dropped by an invalidation) comes back: no data, no hook.
     pub fn revive(&mut self, slot: usize) {
+        self.version += 1;
         self.maybe_pm |= self.lines[slot].pm;
         self.maybe_any = true;
         let (gp, ga) = (self.gen_pm, self.gen_all);
@@ -254,10 +293,12 @@ impl L1 {
         l.valid = false;
         l.hook = None;
         l.sectors = 0;
+        self.mark(slot);
     }
 
     /// Sectors arrive (a fill) at `at`.
     pub fn fill(&mut self, slot: usize, sectors: u8, at: u64) {
+        self.version += 1;
         let l = &mut self.lines[slot];
         l.sectors |= sectors;
         l.fill_at = l.fill_at.max(at);
@@ -277,6 +318,7 @@ impl L1 {
                 None => l.words.push((a, v)),
             }
         }
+        self.mark(slot);
         if self.dirty_pos[slot] == NIL {
             self.seq += 1;
             self.lines[slot].dirty_seq = self.seq;
@@ -299,6 +341,7 @@ impl L1 {
         let d = std::mem::take(&mut l.dirty);
         let mut w = std::mem::take(&mut l.words);
         w.sort_unstable();
+        self.mark(slot);
         let p = self.dirty_pos[slot];
         if p != NIL {
             let last = *self.dirty.last().unwrap();
@@ -334,12 +377,14 @@ impl L1 {
     /// Drops the clean PM lines.
     pub fn invalidate_pm(&mut self) {
         self.gen_pm = self.gen_pm.wrapping_add(1);
+        self.version += 1;
         self.free_dropped(true);
     }
 
     /// Drops every clean line.
     pub fn invalidate_all(&mut self) {
         self.gen_all = self.gen_all.wrapping_add(1);
+        self.version += 1;
         self.free_dropped(false);
     }
 
@@ -356,12 +401,16 @@ impl L1 {
             return;
         }
         // Pinned clean lines stay (their response brings them back): the
-        // next invalidation must look again.
+        // next invalidation must look again. Slots go in increasing order.
         let mut kept = false;
-        for slot in 0..self.lines.len() {
-            let l = &self.lines[slot];
-            if l.valid && l.dirty == 0 && !l.pinned && (l.pm || !pm_only) {
-                let t = l.tag;
+        for w in 0..self.clean_pm.len() {
+            let clean = self.clean_pm[w] | self.clean_vol[w];
+            kept |= clean & self.pinned[w] != 0;
+            let mut bits = if pm_only { self.clean_pm[w] } else { clean } & !self.pinned[w];
+            while bits != 0 {
+                let slot = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let t = self.lines[slot].tag;
                 if self.map.get(&t) == Some(&(slot as u32)) {
                     self.map.remove(&t);
                 }
@@ -369,10 +418,9 @@ impl L1 {
                 l.valid = false;
                 l.hook = None;
                 l.sectors = 0;
+                self.mark(slot);
                 self.unlink(slot);
                 self.push_back(slot);
-            } else if l.valid && l.dirty == 0 && l.pinned {
-                kept = true;
             }
         }
         self.maybe_pm = kept;
@@ -399,6 +447,70 @@ impl L1 {
 mod tests {
     use super::*;
 
+    /// The bit sets equal what a walk over the lines finds.
+    fn check_marks(l1: &L1) {
+        for (s, l) in l1.lines.iter().enumerate() {
+            let (w, b) = (s / 64, 1u64 << (s % 64));
+            let clean = l.valid && l.dirty == 0;
+            assert_eq!(l1.clean_pm[w] & b != 0, clean && l.pm, "slot {s}");
+            assert_eq!(l1.clean_vol[w] & b != 0, clean && !l.pm, "slot {s}");
+            assert_eq!(l1.pinned[w] & b != 0, l.pinned, "slot {s}");
+        }
+    }
+
+    #[test]
+    fn clean_line_sets_follow_random_operations() {
+        let mut l1 = L1::new(128, 128);
+        let mut x = 12345u64;
+        let mut rnd = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        for _ in 0..20_000 {
+            let line = rnd(300);
+            match rnd(9) {
+                0..=2 => {
+                    if let Some(v) = l1.victim(line) {
+                        if l1.victim_dirty(v) {
+                            l1.clean(v);
+                        }
+                        l1.install(v, line, rnd(2) == 0);
+                    }
+                }
+                3 | 4 => {
+                    if let Some(s) = l1.slot_of(line) {
+                        if rnd(3) == 0 {
+                            l1.set_pm(s);
+                        }
+                        l1.write(s, rnd(16) as u8, &[]);
+                    }
+                }
+                5 => {
+                    if let Some(s) = l1.slot_of(line) {
+                        l1.clean(s);
+                    }
+                }
+                6 => {
+                    let s = rnd(128) as usize;
+                    let p = !l1.lines[s].pinned;
+                    l1.set_pinned(s, p);
+                }
+                7 => {
+                    if let Some(s) = l1.slot_of(line) {
+                        if !l1.lines[s].is_dirty() {
+                            l1.drop_line(s);
+                        }
+                    }
+                }
+                _ if rnd(2) == 0 => l1.invalidate_pm(),
+                _ => l1.invalidate_all(),
+            }
+            check_marks(&l1);
+        }
+    }
+
     #[test]
     fn lru_victim_and_pins() {
         let mut l1 = L1::new(4, 4);
@@ -412,7 +524,7 @@ mod tests {
         l1.touch(s10);
         assert_eq!(l1.victim(20), l1.slot_of(11));
         let s11 = l1.slot_of(11).unwrap();
-        l1.lines[s11].pinned = true;
+        l1.set_pinned(s11, true);
         assert_eq!(l1.victim(20), l1.slot_of(12));
     }
 

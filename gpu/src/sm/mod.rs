@@ -74,6 +74,13 @@ const EV_ACK_FLUSH: u8 = 3;
 /// A warp's `Until` timer; data = the warp.
 const EV_TIMER: u8 = 4;
 
+/// An event's heap key: ordered as the tuple `(t, kind, data)` (cycles stay
+/// below 2^48).
+fn ev_key(t: u64, kind: u8, data: u8) -> u64 {
+    debug_assert!(t < 1 << 48, "event cycle {t}");
+    t << 16 | (kind as u64) << 8 | data as u64
+}
+
 /// Warps by what they need, kept in step with their states (`Sm::sync`):
 /// the loops over warps visit only these.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,7 +100,12 @@ pub struct Sm {
     pub ctas: Vec<CtaSlot>,
     /// The persist buffer unit (SBRP models only).
     pub unit: Option<Box<dyn PbUnit>>,
-    events: BinaryHeap<Reverse<(u64, u8, u32)>>,
+    /// Events as `(cycle, kind, data)` packed in one word ([`ev_key`]),
+    /// earliest first: one integer compare per heap step.
+    events: BinaryHeap<Reverse<u64>>,
+    /// The earliest event's cycle (`u64::MAX`: none), read without
+    /// touching the heap.
+    ev_next: u64,
     rr: usize,
     pub masks: Masks,
     /// A warp arrived at a barrier since the last check.
@@ -130,6 +142,7 @@ impl Sm {
             ctas: vec![CtaSlot::default(); cfg.core.ctas_per_sm as usize],
             unit,
             events: BinaryHeap::new(),
+            ev_next: u64::MAX,
             rr: 0,
             masks: Masks::default(),
             bar_arrived: false,
@@ -166,7 +179,7 @@ impl Sm {
             WState::UnitReq => m.unitreq |= b,
             WState::WaitStall { .. } => m.waitstall |= b,
             WState::Steps => m.steps |= b,
-            WState::Until(t) => self.events.push(Reverse((t, EV_TIMER, w as u32))),
+            WState::Until(t) => self.push_event(t, EV_TIMER, w as u8),
             WState::Barrier => self.bar_arrived = true,
             _ => {}
         }
@@ -323,9 +336,7 @@ impl Sm {
             }
         }
         let mut t = u64::MAX;
-        if let Some(Reverse((e, _, _))) = self.events.peek() {
-            t = t.min(*e);
-        }
+        t = t.min(self.ev_next);
         t.max(now + 1)
     }
 
@@ -425,8 +436,18 @@ impl Sm {
         self.release_barriers(now);
     }
 
+    /// Queues an event of `kind` at cycle `t`.
+    fn push_event(&mut self, t: u64, kind: u8, data: u8) {
+        self.events.push(Reverse(ev_key(t, kind, data)));
+        self.ev_next = self.ev_next.min(t);
+    }
+
     fn events_due(&mut self, now: u64) {
-        while let Some(&Reverse((t, kind, data))) = self.events.peek() {
+        if self.ev_next > now {
+            return;
+        }
+        while let Some(&Reverse(e)) = self.events.peek() {
+            let (t, kind, data) = (e >> 16, (e >> 8) as u8, e as u8);
             if t > now {
                 break;
             }
@@ -437,7 +458,7 @@ impl Sm {
                 EV_ACK_VOL => self.vol_out -= 1,
                 EV_ACK_FLUSH => {
                     self.pm_out -= 1;
-                    self.unit_state.ack(data as u8);
+                    self.unit_state.ack(data);
                 }
                 EV_TIMER => {
                     let w = data as usize;
@@ -448,6 +469,7 @@ impl Sm {
                 _ => unreachable!(),
             }
         }
+        self.ev_next = self.events.peek().map_or(u64::MAX, |&Reverse(e)| e >> 16);
     }
 
     fn release_barriers(&mut self, now: u64) {
@@ -460,8 +482,9 @@ impl Sm {
                 continue;
             }
             cta.at_barrier = 0;
-            let ws = cta.warps.clone();
-            for w in ws {
+            // By index: finishing an instruction leaves the CTA's warp list as is.
+            for i in 0..self.ctas[c].warps.len() {
+                let w = self.ctas[c].warps[i];
                 if self.warps[w].state() == WState::Barrier {
                     self.ready(w, now);
                     self.finish_instr(w);
@@ -819,7 +842,7 @@ impl Sm {
         );
         if pm {
             self.pm_out += 1;
-            self.events.push(Reverse((d.at, EV_ACK_PM, 0)));
+            self.push_event(d.at, EV_ACK_PM, 0);
             self.stats.pm_flushes += 1;
             self.stats.evict_flushes += _evict as u64;
             let id = self.next_flush;
@@ -847,7 +870,7 @@ impl Sm {
             }
         } else {
             self.vol_out += 1;
-            self.events.push(Reverse((d.at, EV_ACK_VOL, 0)));
+            self.push_event(d.at, EV_ACK_VOL, 0);
         }
     }
 
@@ -872,27 +895,35 @@ impl Sm {
         if now < self.ldst_free {
             return false;
         }
-        // A load that waits for MSHRs keeps its lines (it retries each cycle).
+        // A load that waits for MSHRs keeps its lines (it retries each
+        // cycle), and their miss count while the L1 does not change.
         let pc1 = self.warps[w].pc + 1;
-        let mut acc = if self.warps[w].acc_for == pc1 {
+        let kept = self.warps[w].acc_for == pc1;
+        let mut acc = if kept {
             self.warps[w].acc_for = 0;
             std::mem::take(&mut self.warps[w].acc)
         } else {
             self.lines_of(cfg, mask, size, addrs)
         };
         // Misses need MSHRs; the instruction waits until there are enough.
-        let misses = acc
-            .iter()
-            .filter(|a| match self.l1.lookup(a.line) {
-                Lookup::Hit(s) => self.l1.lines[s].sectors & a.sectors != a.sectors,
-                Lookup::Miss => true,
-            })
-            .count() as u32;
+        let misses = if kept && self.warps[w].misses_at == self.l1.version {
+            self.warps[w].misses
+        } else {
+            acc.iter()
+                .filter(|a| match self.l1.lookup(a.line) {
+                    Lookup::Hit(s) => self.l1.lines[s].sectors & a.sectors != a.sectors,
+                    Lookup::Miss => true,
+                })
+                .count() as u32
+        };
         // An access wider than all the MSHRs issues once they are all free.
         if self.mshr + misses > cfg.l1.mshrs && self.mshr > 0 {
+            let version = self.l1.version;
             let warp = &mut self.warps[w];
             std::mem::swap(&mut warp.acc, &mut acc);
             warp.acc_for = pc1;
+            warp.misses = misses;
+            warp.misses_at = version;
             self.scratch = acc;
             return false;
         }
@@ -919,7 +950,7 @@ impl Sm {
                 // The data comes back through the L1's pipeline.
                 self.l1.fill(s, missing, d.at + cfg.l1.latency as u64);
                 self.mshr += 1;
-                self.events.push(Reverse((d.at, EV_MSHR, 0)));
+                self.push_event(d.at, EV_MSHR, 0);
                 if pm {
                     self.stats.l1_pm_read_misses += 1;
                 } else {
@@ -1056,7 +1087,7 @@ impl Sm {
                 self.warps[w].acc_i = i;
                 return true;
             };
-            self.l1.lines[s].pm = true;
+            self.l1.set_pm(s);
             let cells: Vec<(u64, u64)> =
                 self.warps[w].cells[a.first as usize..(a.first + a.count) as usize].to_vec();
             self.l1.write(s, a.sectors, &cells);

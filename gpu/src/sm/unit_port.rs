@@ -7,7 +7,6 @@
 //!
 //! The unit is stepped only while something is under way ([`UnitState::busy`]).
 
-use std::cmp::Reverse;
 use std::collections::VecDeque;
 
 use sbrp_iface::{Op, PbIn, PbOut, RspKind};
@@ -170,9 +169,17 @@ impl Sm {
             });
         }
         if warp.phase != Phase::Lines {
+            let op = match warp.order_op {
+                Some(op) => op,
+                None => {
+                    let op = ordering_op(cx, warp.op());
+                    self.warps[w].order_op = Some(op);
+                    op
+                }
+            };
             return Some(Request {
                 warp: w,
-                op: ordering_op(cx, warp.op()),
+                op,
                 slot: 0,
                 install: None,
             });
@@ -345,7 +352,7 @@ impl Sm {
             if let Some(line) = r.install {
                 self.l1.install(r.slot, line, true);
             }
-            self.l1.lines[r.slot].pinned = true;
+            self.l1.set_pinned(r.slot, true);
         }
         self.unit_state.pending.push_back(Pending {
             warp: r.warp,
@@ -407,8 +414,7 @@ impl Sm {
         );
         self.pm_out += 1;
         self.unit_state.flush_out += 1;
-        self.events
-            .push(Reverse((d.at, EV_ACK_FLUSH, out.flush_epoch as u32)));
+        self.push_event(d.at, EV_ACK_FLUSH, out.flush_epoch);
         self.stats.pm_flushes += 1;
         self.stats.evict_flushes += out.flush_evict as u64;
         if self.rec.is_some() {
@@ -454,7 +460,7 @@ impl Sm {
         }
         let w = p.warp;
         if matches!(p.op, Op::Store | Op::Evict) {
-            self.l1.lines[p.slot].pinned = false;
+            self.l1.set_pinned(p.slot, false);
         }
         match RspKind::from_bits(out.rsp_kind) {
             RspKind::Replay => {

@@ -71,38 +71,51 @@ pub enum Phase {
     FenceSteps,
 }
 
+/// Fields in order of use (`repr(C)` keeps it), cache-line aligned: the
+/// first line holds what a request to the unit and its response touch, the
+/// next one what a load or a wait touches; the rest is cold.
+#[repr(C, align(64))]
 pub struct Warp {
     /// Written only through the SM, which keeps its warp masks in step.
     st: WState,
-    /// CTA slot of the SM.
-    pub cta: usize,
     /// Shared so that issuing reads an instruction without copying it.
     pub code: std::rc::Rc<[Instr]>,
     pub pc: usize,
+    /// A dirty PM line (L1 slot) to evict through the unit before going on.
+    pub evict: Option<usize>,
     pub phase: Phase,
-    /// Lines of the current PM store and the next one to send.
-    pub acc: Vec<LineAcc>,
-    pub cells: Vec<(u64, u64)>,
-    pub acc_i: usize,
-    /// `acc` holds the lines of the load at `pc + 1 == acc_for` (a load
-    /// waiting for MSHRs keeps them); 0: none.
-    pub acc_for: usize,
+    pub cause: Cause,
     /// The current request was a flag store of a release: publish when done.
     pub flag_store: bool,
     /// The last instruction's latency is running: exit when the timer fires.
     pub exit_at_timer: bool,
-    /// A dirty PM line (L1 slot) to evict through the unit before going on.
-    pub evict: Option<usize>,
+    /// The unit's opcode for the ordering instruction at `pc`, once known
+    /// (a replayed request does not read the instruction again).
+    pub order_op: Option<sbrp_iface::Op>,
+    pub since: u64,
+    /// Lines of the current PM store and the next one to send.
+    pub acc: Vec<LineAcc>,
+    pub acc_i: usize,
+    /// `acc` holds the lines of the load at `pc + 1 == acc_for` (a load
+    /// waiting for MSHRs keeps them); 0: none.
+    pub acc_for: usize,
+    /// Misses of those lines, counted at L1 version `misses_at`.
+    pub misses_at: u64,
+    pub misses: u32,
     pub steps: &'static [Step],
     pub step_i: usize,
-    /// A flush step's lines (taken when it starts), one written back per cycle.
-    pub flush_list: Option<Vec<usize>>,
-    pub cause: Cause,
-    pub since: u64,
+    /// CTA slot of the SM.
+    pub cta: usize,
+    pub instrs: u64,
     /// Stall cycles by cause (index = `Cause as usize`).
     pub stalled: [u64; 7],
-    pub instrs: u64,
+    pub cells: Vec<(u64, u64)>,
+    /// A flush step's lines (taken when it starts), one written back per cycle.
+    pub flush_list: Option<Vec<usize>>,
 }
+
+// The unit's request path stays within the first cache line.
+const _: () = assert!(std::mem::offset_of!(Warp, order_op) < 63);
 
 impl Warp {
     pub fn empty() -> Warp {
@@ -116,8 +129,11 @@ impl Warp {
             cells: Vec::new(),
             acc_i: 0,
             acc_for: 0,
+            misses: 0,
+            misses_at: 0,
             flag_store: false,
             exit_at_timer: false,
+            order_op: None,
             evict: None,
             steps: &[],
             step_i: 0,
@@ -163,6 +179,7 @@ impl Warp {
     /// Next instruction; true when the warp has finished.
     pub fn advance(&mut self) -> bool {
         self.pc += 1;
+        self.order_op = None;
         self.phase = Phase::Start;
         self.acc.clear();
         self.acc_i = 0;
