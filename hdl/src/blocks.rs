@@ -140,3 +140,12 @@ memory!(
     masked: true,
     wm
 );
+
+/// Verilog text: PB index `x` is older than `y` (nearer `head`), i.e.
+/// `age(x) < age(y)` with ages counted from the head, compared without
+/// subtracting the head: both or neither wrap (`>= head`) and `x < y`, or
+/// only `y` wraps. One comparator deep instead of a subtractor and a
+/// comparator on the request's path.
+pub fn v_older(x: &str, y: &str, head: &str) -> String {
+    format!("((({x} >= {head}) == ({y} >= {head})) ? ({x} < {y}) : ({x} >= {head}))")
+}

@@ -10,7 +10,7 @@
 //! at `k` of an eviction), the eviction flush, and the updates of the
 //! per-warp tables, ODM and the drain target.
 
-use crate::blocks::{bv, mask, u};
+use crate::blocks::{bv, mask, u, v_older};
 use rust_hdl::core::prelude::*;
 use sbrp_iface::entry_type as ty;
 
@@ -278,10 +278,9 @@ wire [{im}:0] used = tail - head;
 wire live_k = full | (age_k < used);
 wire busy = fifo_has | (ha_flush & (h_line == r2_line));
 wire buffered = r2_pbv & live_k & (k_type == 3'd1) & (k_line == r2_line);
-// age(y) > age(k) without subtracting: compare with the head, then directly
-wire y_hi = yq_idx >= head;
-wire k_hi = r2_pbidx >= head;
-wire younger = yq_valid & ((y_hi == k_hi) ? (yq_idx > r2_pbidx) : k_hi);
+// the warp's youngest ordering entry is younger than k
+wire k_older_y = {k_older_y};
+wire younger = yq_valid & k_older_y;
 // store
 wire st = go & is_store & ~busy;
 wire st_wait = st & buffered & younger;
@@ -329,6 +328,7 @@ always @(*) wait_set = waits;
 always @(*) oq_push = (o_coal & ~named) | o_alloc;
 always @(*) oq_idx = e;
 ",
+            k_older_y = v_older("r2_pbidx", "yq_idx", "head"),
             wbm = WB.max(1) - 1,
             wm = W - 1,
             w = W,

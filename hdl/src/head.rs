@@ -8,7 +8,7 @@
 //! flush decided by [`crate::decide::Decide`] cancels a head flush only
 //! (`head_final`): the retirement needs no input from the decision.
 
-use crate::blocks::{bv, mask, u};
+use crate::blocks::{bv, mask, u, v_older};
 use rust_hdl::core::prelude::*;
 use sbrp_iface::entry_type as ty;
 
@@ -201,10 +201,7 @@ wire t_inv = (h_type == 3'd3) | (h_type == 3'd6);
 wire t_odm = t_edm | (h_type == 3'd6);
 // drain target (4.2)
 wire pend_after = drain_pend & ~(f_pop & (head == drain_idx));
-// age(tgt_idx) > age(drain_idx) without subtracting (as in warps)
-wire e_hi = tgt_idx >= head;
-wire d_hi = drain_idx >= head;
-wire e_younger = (e_hi == d_hi) ? (tgt_idx > drain_idx) : d_hi;
+wire e_younger = {d_older_e};
 wire new_tgt = tgt & (~pend_after | e_younger);
 wire [{im}:0] tail_inc = tail + {iw}'d1;
 
@@ -237,6 +234,7 @@ always @(posedge clock) begin
    end
 end
 ",
+            d_older_e = v_older("drain_idx", "tgt_idx", "head"),
             im = IW - 1,
             iw = IW,
             w = W,

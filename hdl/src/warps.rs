@@ -8,7 +8,7 @@
 //! warp mask of "oldest ordering entry older than k" (eviction check, open
 //! point 12), pop at retire, push, and the entry waits.
 
-use crate::blocks::{bv, mask, u};
+use crate::blocks::{bv, mask, u, v_older};
 use rust_hdl::core::prelude::*;
 
 #[derive(Clone, Debug, Default)]
@@ -166,18 +166,13 @@ reg [{im}:0] oq1 [0:{wm}];
 reg [{im}:0] wait_idx [0:{wm}];
 wire [{wbm}:0] w = q_warp;
 wire [{wm}:0] wsel = {{{{{wm}{{1'b0}}}}, 1'b1}} << w;
-// Ages from the head compared without subtracting: x is older than y iff
-// both or neither wrap (x >= head) and x < y, or only y wraps (one
-// comparator deep instead of a subtractor and a comparator).
-wire k_hi = k >= head;
 wire [{wm}:0] older_v;
 wire [{wm}:0] popq;
 wire [{wm}:0] wait_end;
 
 genvar g;
 generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
-   wire o_hi = oq0[g] >= head;
-   wire o_older = (o_hi == k_hi) ? (oq0[g] < k) : o_hi;
+   wire o_older = {o_older};
    // the warp's oldest live ordering entry is older than k
    assign older_v[g] = ev_mask[g] & (oq_n[g] != 2'd0) & o_older;
    // 4.1: the retiring head entry is the warp's oldest
@@ -209,6 +204,7 @@ always @(*) yq_idx = (oq_n[w] == 2'd2) ? oq1[w] : oq0[w];
 always @(*) q_full = oq_n[w] == 2'd2;
 always @(*) older = |older_v;
 ",
+            o_older = v_older("oq0[g]", "k", "head"),
             wm = W - 1,
             w_ = W,
             im = IW - 1,

@@ -160,7 +160,7 @@ const PROPS: [Property; 14] = [
         BrokenVariant {
             what: "coalescing ignores the warp's younger ordering entry",
             breakage: Breakage::Rtl(VerilogPatch::once(
-                "wire younger = yq_valid & ((y_hi == k_hi) ? (yq_idx > r2_pbidx) : k_hi);",
+                "wire younger = yq_valid & k_older_y;",
                 "wire younger = 1'b0;",
             )),
             depth: 14,

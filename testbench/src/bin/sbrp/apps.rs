@@ -12,7 +12,7 @@ use sbrp_testbench::suite::{
 };
 use sbrp_workloads::{App, Build};
 
-use crate::args::FaultArg;
+use crate::args::{parse_sets, FaultArg};
 use crate::Verdict;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -141,7 +141,7 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
         recovery: a.recovery,
         shadow,
         check_image: a.check,
-        set: super::run::parse_sets(&a.set)?,
+        set: parse_sets(&a.set)?,
         unit_fault: a.unit_fault.into(),
         ..AppRunOpts::new(build)
     };
@@ -221,7 +221,7 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
     if a.shrink == 0 {
         bail!("--shrink 0: at least 1");
     }
-    let set = super::run::parse_sets(&a.set)?;
+    let set = parse_sets(&a.set)?;
     // Bad keys or values fail here, before any run or output.
     for (_, preset, _) in SUITE_RUNS {
         resolve_config(&ConfigSource::Preset(preset.into()), &set)?;

@@ -1,7 +1,8 @@
 //! Argument groups shared by the subcommands: the unit's parameters
-//! (`docs/microarch.md` §1), flattened into every command that builds a unit.
+//! (`docs/microarch.md` §1), flattened into every command that builds a unit;
+//! the model's deliberate faults (`--fault`, `--unit-fault`); `--set` pairs.
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
 use sbrp_iface::{FlushPolicy, ParamError, PbParams};
 use sbrp_sim_fast::Fault;
@@ -51,6 +52,16 @@ impl From<FaultArg> for Fault {
             FaultArg::EvictIgnoreOrdering => Fault::EvictIgnoreOrdering,
         }
     }
+}
+
+/// `--set KEY=VALUE` arguments (GPU configuration overrides) as pairs (the values are checked when applied).
+pub fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>> {
+    set.iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) => Ok((k.trim().to_string(), v.trim().to_string())),
+            None => bail!("--set {kv}: expected KEY=VALUE"),
+        })
+        .collect()
 }
 
 /// Unit parameters shared by the subcommands.

@@ -8,18 +8,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use sbrp_testbench::gpu_run::{run_program, ConfigSource, GpuRunOpts, GpuRunOutcome, Shadow};
 
-use crate::args::FaultArg;
+use crate::args::{parse_sets, FaultArg};
 use crate::Verdict;
-
-/// `--set KEY=VALUE` arguments as pairs (the values are checked when applied).
-pub fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>> {
-    set.iter()
-        .map(|kv| match kv.split_once('=') {
-            Some((k, v)) => Ok((k.trim().to_string(), v.trim().to_string())),
-            None => bail!("--set {kv}: expected KEY=VALUE"),
-        })
-        .collect()
-}
 
 #[derive(Args)]
 pub struct RunArgs {
