@@ -37,13 +37,35 @@ pub enum ConfigSource {
     File(PathBuf),
 }
 
+/// Changes to a preset or configuration file, applied in this order: the
+/// artifact's behaviour (`--artifact`, `sbrp_gpu::presets::artifact_mode`),
+/// then each `--set key=value`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    pub artifact: bool,
+    pub set: Vec<(String, String)>,
+}
+
+impl Overrides {
+    /// The overrides as command-line flags (`--artifact --set k=v ...`),
+    /// empty when there are none.
+    pub fn flags(&self) -> String {
+        let mut f: Vec<String> = vec![];
+        if self.artifact {
+            f.push("--artifact".into());
+        }
+        f.extend(self.set.iter().map(|(k, v)| format!("--set {k}={v}")));
+        f.join(" ")
+    }
+}
+
 /// What `sbrp run` does.
 #[derive(Clone, Debug)]
 pub struct GpuRunOpts {
     pub program: PathBuf,
     pub config: ConfigSource,
-    /// `--set key=value` overrides, in order.
-    pub set: Vec<(String, String)>,
+    /// `--artifact` and `--set key=value` overrides.
+    pub overrides: Overrides,
     pub shadow: Shadow,
     /// Keep the execution record (for expectations, `--record`).
     pub record: bool,
@@ -65,7 +87,7 @@ impl GpuRunOpts {
         GpuRunOpts {
             program,
             config,
-            set: vec![],
+            overrides: Overrides::default(),
             shadow: Shadow::None,
             record: false,
             max_cycles: None,
@@ -231,9 +253,9 @@ pub fn load_program(path: &Path) -> Result<FileProgram> {
     }
 }
 
-/// The configuration: preset or file, then the overrides, then the
-/// program's own `config` lines that the GPU model knows, validated.
-pub fn resolve_config(src: &ConfigSource, set: &[(String, String)]) -> Result<GpuConfig> {
+/// The configuration: preset or file, then the overrides, validated (the
+/// program's own `config` lines come later, in `run_program`).
+pub fn resolve_config(src: &ConfigSource, over: &Overrides) -> Result<GpuConfig> {
     let mut cfg = match src {
         ConfigSource::Preset(p) => sbrp_gpu::presets::preset_or_err(p)
             .map_err(|e| BenchError::Invalid(format!("--preset {p}: {e}")))?,
@@ -241,7 +263,10 @@ pub fn resolve_config(src: &ConfigSource, set: &[(String, String)]) -> Result<Gp
             GpuConfig::load(f).map_err(|e| BenchError::Invalid(e.to_string()))?
         }
     };
-    for (k, v) in set {
+    if over.artifact {
+        sbrp_gpu::presets::artifact_mode(&mut cfg);
+    }
+    for (k, v) in &over.set {
         cfg.set(k, v)
             .map_err(|e| BenchError::Invalid(format!("--set {k}={v}: {e}")))?;
     }
@@ -340,7 +365,7 @@ pub fn build_gpu(
 /// Runs a program on the GPU model.
 pub fn run_program(o: &GpuRunOpts) -> Result<GpuRunOutcome> {
     let prog = load_program(&o.program)?;
-    let mut cfg = resolve_config(&o.config, &o.set)?;
+    let mut cfg = resolve_config(&o.config, &o.overrides)?;
     if litmus(&o.program) {
         // Litmus traces are written for the front end's L1 geometry (4 ways
         // unless the trace says otherwise): evictions are what they test.

@@ -13,7 +13,7 @@ use sbrp_workloads::{App, Build, PmImage};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::gpu_run::{build_gpu, resolve_config, ConfigSource, Shadow};
+use crate::gpu_run::{build_gpu, resolve_config, ConfigSource, Overrides, Shadow};
 use crate::lockstep::Mismatch;
 use sbrp_sim_fast::Fault as UnitFault;
 
@@ -79,8 +79,8 @@ pub struct AppRunOpts {
     pub shadow: Shadow,
     /// Record the run and check the app's invariant on the durable image.
     pub check_image: bool,
-    /// `--set key=value` overrides of the preset, in order.
-    pub set: Vec<(String, String)>,
+    /// `--artifact` and `--set key=value` overrides of the preset.
+    pub overrides: Overrides,
     /// A deliberate deviation of every SM's unit model (experiments and
     /// negative controls).
     pub unit_fault: UnitFault,
@@ -93,7 +93,7 @@ impl AppRunOpts {
             recovery: false,
             shadow: Shadow::None,
             check_image: false,
-            set: vec![],
+            overrides: Overrides::default(),
             unit_fault: UnitFault::None,
         }
     }
@@ -103,7 +103,7 @@ impl AppRunOpts {
 /// for the crash image) under `preset`.
 pub fn run_app(app: &dyn App, preset: &str, o: &AppRunOpts) -> Result<BenchRun> {
     let (build, recovery, check_image) = (o.build, o.recovery, o.check_image);
-    let cfg = resolve_config(&ConfigSource::Preset(preset.into()), &o.set)?;
+    let cfg = resolve_config(&ConfigSource::Preset(preset.into()), &o.overrides)?;
     let mut b = build_gpu(&cfg, o.shadow, o.unit_fault)?;
     let t0 = Instant::now();
     let mut crash = PmImage::default();
@@ -195,7 +195,7 @@ pub fn run_jobs(
     apps: &[Box<dyn App>],
     jobs: &[Job],
     threads: usize,
-    set: &[(String, String)],
+    overrides: &Overrides,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<BenchRun>> {
     let next = AtomicUsize::new(0);
@@ -209,7 +209,7 @@ pub fn run_jobs(
                 let Some(j) = jobs.get(i) else { break };
                 let o = AppRunOpts {
                     recovery: j.recovery,
-                    set: set.to_vec(),
+                    overrides: overrides.clone(),
                     ..AppRunOpts::new(j.build)
                 };
                 let r = run_app(apps[j.app].as_ref(), j.preset, &o).map(|mut r| {

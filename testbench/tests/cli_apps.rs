@@ -91,6 +91,40 @@ fn bench_set_and_unit_fault_change_the_run() {
     assert_eq!(run(&["--set", "pb.window=6"]), plain, "the default window");
 }
 
+/// `--artifact` is the artifact's switches plus, on PM-far, its slowed PM
+/// channels (docs/model-params.md, "Artifact mode"), applied before `--set`.
+#[test]
+fn bench_artifact_is_the_switches_and_the_far_channel() {
+    let base = [
+        "bench", "--app", "srad", "--size", "128", "--preset", "sbrp-far",
+    ];
+    let run = |extra: &[&str]| {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let (code, out, err) = sbrp(&args);
+        assert_eq!(code, 0, "{args:?}: {out}{err}");
+        cycles_of(&out)
+    };
+    let art = run(&["--artifact"]);
+    assert_ne!(art, run(&[]), "--artifact changes the run");
+    let mut spelled = vec![];
+    for kv in [
+        "artifact.no_kernel_end_drain=true",
+        "artifact.ack_at_l2=true",
+        "artifact.l2_write_allocate_read=true",
+        "artifact.pcie_per_channel=true",
+        "artifact.dfence_keeps_l1=true",
+        "pm.latency=900",
+        "pm.read_bandwidth=28",
+        "pm.write_bandwidth=28",
+        "pcie.latency=0",
+    ] {
+        spelled.extend(["--set", kv]);
+    }
+    assert_eq!(run(&spelled), art, "--artifact spelled out as --set");
+    let later = run(&["--artifact", "--set", "pm.latency=300"]);
+    assert_ne!(later, art, "--set applies after --artifact");
+}
+
 #[test]
 fn suite_prints_the_figures_and_writes_their_files() {
     let d = tempfile::tempdir().unwrap();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
-use sbrp_testbench::gpu_run::{resolve_config, ConfigSource, Shadow};
+use sbrp_testbench::gpu_run::{resolve_config, ConfigSource, Overrides, Shadow};
 use sbrp_testbench::suite::{
     figures, run_app, run_jobs, suite_jobs, AppRunOpts, BenchRun, SUITE_RUNS,
 };
@@ -114,6 +114,10 @@ pub struct BenchArgs {
     /// Override one configuration value, e.g. `--set pb.window=12` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Behave like the paper's artifact where it departs from the paper
+    /// (as `sbrp run --artifact`). Applied before `--set`.
+    #[arg(long)]
+    artifact: bool,
     /// Run every SM's persist buffer model with a deliberate deviation
     /// (experiments and negative controls; not a correct SBRP).
     #[arg(long, value_enum, default_value = "none")]
@@ -141,7 +145,10 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
         recovery: a.recovery,
         shadow,
         check_image: a.check,
-        set: parse_sets(&a.set)?,
+        overrides: Overrides {
+            artifact: a.artifact,
+            set: parse_sets(&a.set)?,
+        },
         unit_fault: a.unit_fault.into(),
         ..AppRunOpts::new(build)
     };
@@ -211,6 +218,10 @@ pub struct SuiteArgs {
     /// artifact.ack_at_l2=true` (repeatable; for experiments).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Behave like the paper's artifact where it departs from the paper
+    /// in every run (as `sbrp run --artifact`). Applied before `--set`.
+    #[arg(long)]
+    artifact: bool,
 }
 
 pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
@@ -221,10 +232,13 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
     if a.shrink == 0 {
         bail!("--shrink 0: at least 1");
     }
-    let set = parse_sets(&a.set)?;
+    let over = Overrides {
+        artifact: a.artifact,
+        set: parse_sets(&a.set)?,
+    };
     // Bad keys or values fail here, before any run or output.
     for (_, preset, _) in SUITE_RUNS {
-        resolve_config(&ConfigSource::Preset(preset.into()), &set)?;
+        resolve_config(&ConfigSource::Preset(preset.into()), &over)?;
     }
     if let Some(d) = &a.out {
         check_dir(d)?;
@@ -253,15 +267,14 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
             eprint!("\r{done}/{total} runs");
         }
     };
-    let runs = run_jobs(&apps, &jobs, threads, &set, &progress)?;
+    let runs = run_jobs(&apps, &jobs, threads, &over, &progress)?;
     if tty {
         eprint!("\r{:20}\r", "");
     }
     let secs = t0.elapsed().as_secs_f64();
     let tables = figures(&names, &runs);
-    if !set.is_empty() {
-        let kv: Vec<String> = set.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        println!("every run with --set {}\n", kv.join(" --set "));
+    if over != Overrides::default() {
+        println!("every run with {}\n", over.flags());
     }
     for t in &tables {
         println!("{}", t.to_text());

@@ -95,6 +95,13 @@ impl Verdict {
 }
 
 fn main() -> ExitCode {
+    // Output piped into `head` and closed early ends the program quietly,
+    // as other command-line tools do, instead of a panic in `println!`.
+    #[cfg(unix)]
+    // SAFETY: restores the default action of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let r = match &cli.cmd {
         Cmd::Verilog(a) => verilog::run(a),

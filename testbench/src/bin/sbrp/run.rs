@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use sbrp_testbench::gpu_run::{run_program, ConfigSource, GpuRunOpts, GpuRunOutcome, Shadow};
+use sbrp_testbench::gpu_run::{
+    run_program, ConfigSource, GpuRunOpts, GpuRunOutcome, Overrides, Shadow,
+};
 
 use crate::args::{parse_sets, FaultArg};
 use crate::Verdict;
@@ -26,6 +28,12 @@ pub struct RunArgs {
     /// Override one configuration value, e.g. `--set pm.write_bandwidth=21` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Behave like the paper's GPGPU-Sim artifact where it departs from the
+    /// paper: every `artifact.*` switch on, and on PM-far the artifact's
+    /// slowed PM channels in place of the PCIe link (docs/model-params.md,
+    /// "Artifact mode"). Applied before `--set`.
+    #[arg(long)]
+    artifact: bool,
     /// Print the presets and exit.
     #[arg(long)]
     list_presets: bool,
@@ -102,7 +110,10 @@ pub fn run(a: &RunArgs) -> Result<Verdict> {
         }
     }
     let mut o = GpuRunOpts::new(program, config);
-    o.set = set;
+    o.overrides = Overrides {
+        artifact: a.artifact,
+        set,
+    };
     o.shadow = shadow;
     o.unit_fault = a.unit_fault.into();
     o.record = a.record.is_some();
