@@ -148,6 +148,12 @@ pub enum Fault {
     GlobalRelease,
     /// Evictions ignore the line's warps' older ordering entries.
     EvictIgnoreOrdering,
+    /// A design alternative to §6 decision 6 (experiments only): when the
+    /// head persist is gated, flush the oldest ungated persist between it
+    /// and the first ordering entry instead (it becomes a hole). Per-warp
+    /// order holds (its warps are not in FSM and have no ordering entry
+    /// before it in the PB), but the RTL does not do this.
+    SkipGated,
 }
 
 impl PbModel {
@@ -250,6 +256,25 @@ impl PbModel {
     #[inline(always)]
     fn empty(&self) -> bool {
         !self.full && self.head == self.tail
+    }
+    /// SkipGated: the oldest persist behind the head, before the first
+    /// ordering entry, whose warps are not gated and whose line no older
+    /// live persist holds.
+    fn skip_candidate(&self, fsm_gate: u64) -> Option<(u32, Entry)> {
+        let mut lines: Vec<u32> = vec![self.e(self.head).line];
+        for a in 1..self.used().max(self.full as u32 * self.p.entries) {
+            let j = (self.head + a) & self.n_mask;
+            let e = *self.e(j);
+            match e.ty {
+                ty::HOLE => {}
+                ty::PERSIST if e.warps & fsm_gate == 0 && !lines.contains(&e.line) => {
+                    return Some((j, e));
+                }
+                ty::PERSIST => lines.push(e.line),
+                _ => return None,
+            }
+        }
+        None
     }
     /// §3's `fsm`, from the epoch masks (the step uses the register `self.fsm`).
     fn fsm_of_epochs(&self) -> u64 {
@@ -455,6 +480,19 @@ impl PbUnit for PbModel {
             HeadAct::Retire
         };
         let pop_planned = head_act != HeadAct::None;
+        // SkipGated: the persist flushed past a gated head (index, entry).
+        let skip = if self.fault == Fault::SkipGated
+            && !empty
+            && he.ty == ty::PERSIST
+            && head_act == HeadAct::None
+            && he.warps & fsm_gate != 0
+            && can_flush()
+            && (self.drain_pend || self.full || self.inq.drain_all || self.actr < self.policy_limit)
+        {
+            self.skip_candidate(fsm_gate)
+        } else {
+            None
+        };
 
         // 4.2 request
         let mut rsp_kind = 0;
@@ -481,7 +519,11 @@ impl PbUnit for PbModel {
             let r2 = self.r2;
             let (l, k) = (r2.req_line & self.line_mask, r2.req_pbidx & self.n_mask);
             // busy(l) and buffered: read by stores and evictions only.
-            let busy = || self.fifo_has(l) || (head_act == HeadAct::Flush && he.line == l);
+            let busy = || {
+                self.fifo_has(l)
+                    || (head_act == HeadAct::Flush && he.line == l)
+                    || skip.is_some_and(|(_, e)| e.line == l)
+            };
             let ek = *self.e(k);
             let buffered = || r2.req_pbv && self.live(k) && ek.ty == ty::PERSIST && ek.line == l;
             match Op::from_bits(r2.req_op) {
@@ -590,6 +632,16 @@ impl PbUnit for PbModel {
 
         // head action effects
         let mut flush_now = evict_flush;
+        if let (Some((j, sk)), false) = (skip, evict_flush) {
+            flush_now = true;
+            self.fifo_enter(FlushQ {
+                line: sk.line,
+                warps: sk.warps,
+                evict: false,
+                epoch: self.ep_cur,
+            });
+            self.e_mut(j).ty = ty::HOLE;
+        }
         let mut join = false;
         let mut inv_add = 0u64;
         match head_final {

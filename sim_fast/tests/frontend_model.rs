@@ -9,7 +9,7 @@
 use sbrp_iface::{FlushPolicy, PbParams, PbUnit};
 use sbrp_sim_fast::frontend::{DomainKind, FrontEnd, FrontEndConfig};
 use sbrp_sim_fast::randgen::{generate, RandSpec};
-use sbrp_sim_fast::PbModel;
+use sbrp_sim_fast::{Fault, PbModel};
 use sbrp_trace::{evaluate, Expect, Expectation, RunEnd, Trace};
 
 fn run(p: PbParams, sms: u32, warps: u32, seed: u64, ordering_percent: u64) -> FrontEnd {
@@ -24,8 +24,25 @@ fn run_in(
     ordering_percent: u64,
     domain: DomainKind,
 ) -> FrontEnd {
+    let (fe, fails) = outcome(p, sms, warps, seed, ordering_percent, domain, Fault::None);
+    assert!(fails.is_empty(), "seed {seed}: {fails:?}");
+    fe
+}
+
+/// Runs a random trace (with `all-durable` and `pmo` expectations) on
+/// models with `fault`; returns the front end and every failure: deadlock,
+/// check failures, not finished, expectations.
+fn outcome(
+    p: PbParams,
+    sms: u32,
+    warps: u32,
+    seed: u64,
+    ordering_percent: u64,
+    domain: DomainKind,
+    fault: Fault,
+) -> (FrontEnd, Vec<String>) {
     let units: Vec<Box<dyn PbUnit>> = (0..sms)
-        .map(|_| Box::new(PbModel::new(&p).unwrap()) as Box<dyn PbUnit>)
+        .map(|_| Box::new(PbModel::new(&p).unwrap().with_fault(fault)) as Box<dyn PbUnit>)
         .collect();
     let cfg = FrontEndConfig {
         domain,
@@ -50,16 +67,19 @@ fn run_in(
     }
     fe.load(&t).unwrap();
     fe.run(5_000_000, |_| true);
-    assert!(fe.summary.deadlock.is_none(), "{:?}", fe.summary.deadlock);
-    assert_eq!(
-        fe.summary.check_failures,
-        Vec::<String>::new(),
-        "seed {seed}"
+    let mut fails: Vec<String> = fe.summary.check_failures.clone();
+    if let Some(d) = &fe.summary.deadlock {
+        fails.push(format!("deadlock: {d}"));
+    }
+    if !fe.summary.finished {
+        fails.push("not finished".into());
+    }
+    fails.extend(
+        evaluate(&t.expects, &fe.execution())
+            .iter()
+            .map(|f| f.to_string()),
     );
-    assert!(fe.summary.finished, "seed {seed}: not finished");
-    let fails = evaluate(&t.expects, &fe.execution());
-    assert!(fails.is_empty(), "seed {seed}: {fails:?}");
-    fe
+    (fe, fails)
 }
 
 #[test]
@@ -99,6 +119,73 @@ fn random_traces_hold_their_orderings_with_the_hostile_domain() {
         }
     }
     assert!(evict_flushes > 0);
+}
+
+/// Runs trace `text` on one SM's model with `fault`; returns the failed
+/// expectations, check failures and deadlock.
+fn text_fails(text: &str, fault: Fault) -> Vec<String> {
+    let t = sbrp_trace::parse(text, "skip.trace").unwrap();
+    let mut cfg = FrontEndConfig::default();
+    cfg.apply_trace(&t).unwrap();
+    let unit = PbModel::new(&PbParams::default())
+        .unwrap()
+        .with_fault(fault);
+    let mut fe = FrontEnd::new(vec![Box::new(unit) as Box<dyn PbUnit>], cfg);
+    fe.reset();
+    fe.load(&t).unwrap();
+    fe.run(1_000_000, |_| true);
+    let mut fails = fe.summary.check_failures.clone();
+    fails.extend(fe.summary.deadlock.clone());
+    fails.extend(
+        evaluate(&t.expects, &fe.execution())
+            .iter()
+            .map(|f| f.to_string()),
+    );
+    fails
+}
+
+/// `Fault::SkipGated`, the design alternative to a strict head
+/// (`docs/results.md` E10). W0: pA; oFence; pB. W1, later: pC. pB is gated
+/// at the head until pA's ack; the spec's strict head holds pC behind it,
+/// SkipGated flushes pC first. Both keep W0's order.
+#[test]
+fn skip_gated_flushes_past_a_gated_head() {
+    let trace = |order: &str| {
+        format!(
+            "config pm_latency=200\n\
+             0.0 st.pm 0x1000 1\n0.0 ofence\n0.0 st.pm 0x2000 2\n\
+             0.1 delay 12\n0.1 st.pm 0x3000 3\n\
+             expect forbid 0x2000=2 without 0x1000=1\nexpect pmo\nexpect alldurable\n\
+             expect order {order}\n"
+        )
+    };
+    let (strict, skip) = (trace("0x2000 0x3000"), trace("0x3000 0x2000"));
+    assert_eq!(text_fails(&strict, Fault::None), Vec::<String>::new());
+    assert_eq!(text_fails(&skip, Fault::SkipGated), Vec::<String>::new());
+    // Each order is the other rule's failure: the check can fail.
+    assert!(!text_fails(&skip, Fault::None).is_empty());
+    assert!(!text_fails(&strict, Fault::SkipGated).is_empty());
+}
+
+/// The same alternative on random traces under the hostile domain: per-warp
+/// order and durability hold. Negative control: the check catches
+/// `IgnoreFsm`.
+#[test]
+fn skip_gated_keeps_persist_order_on_random_traces() {
+    let p = PbParams {
+        entries: 16,
+        warps: 8,
+        lines: 64,
+        ..PbParams::default()
+    };
+    let mut caught = 0;
+    for seed in 0..4 {
+        let run = |f| outcome(p, 2, 8, seed, 29, DomainKind::Hostile, f).1;
+        let fails = run(Fault::SkipGated);
+        assert!(fails.is_empty(), "seed {seed}: {fails:?}");
+        caught += !run(Fault::IgnoreFsm).is_empty() as u32;
+    }
+    assert!(caught > 0, "the check does not catch IgnoreFsm");
 }
 
 /// The unit's `error` output is a check failure: an ack the unit did not

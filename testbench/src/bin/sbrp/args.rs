@@ -38,6 +38,7 @@ pub enum FaultArg {
     DfenceNoWait,
     GlobalRelease,
     EvictIgnoreOrdering,
+    SkipGated,
 }
 
 impl From<FaultArg> for Fault {
@@ -50,6 +51,7 @@ impl From<FaultArg> for Fault {
             FaultArg::DfenceNoWait => Fault::DFenceNoWait,
             FaultArg::GlobalRelease => Fault::GlobalRelease,
             FaultArg::EvictIgnoreOrdering => Fault::EvictIgnoreOrdering,
+            FaultArg::SkipGated => Fault::SkipGated,
         }
     }
 }
