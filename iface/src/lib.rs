@@ -479,6 +479,11 @@ pub trait PbUnit {
         let _ = inp;
         false
     }
+    /// Read-only: the outputs the next step will return (its registered
+    /// outputs), if the implementation can tell. Default: None.
+    fn next_out(&self) -> Option<PbOut> {
+        None
+    }
     /// Read-only, meaningful while [`PbUnit::frozen`]: the request of `req`
     /// would be answered replay, changing nothing. Default: never.
     fn refuses(&self, req: &PbIn) -> bool {

@@ -12,8 +12,8 @@
 //! them; debug builds check the two agree every cycle). Blocks of §4 that
 //! cannot change anything in a cycle are skipped, and a few writes of 4.4
 //! (an allocation, the new flush, `odm_clr`) are made where they are
-//! decided; each such place says why it is equivalent. Two read-only
-//! queries (`frozen`, `refuses`) tell a driver when steps would change
+//! decided; each such place says why it is equivalent. Read-only queries
+//! (`frozen`, `refuses`, `next_out`) tell a driver when steps would change
 //! nothing but the request pipeline, so that it may skip them.
 
 mod probes;
@@ -455,6 +455,11 @@ impl PbUnit for PbModel {
             && (self.fifo_n == 0 || !inp.flush_ready)
             && !head_moves(self.inq.drain_all)
             && !head_moves(inp.drain_all)
+    }
+
+    /// Read-only: the registered outputs (the next step returns them).
+    fn next_out(&self) -> Option<PbOut> {
+        Some(self.out)
     }
 
     /// Read-only: 4.2 for `req` in `r2` with no head action (frozen).

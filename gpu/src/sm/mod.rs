@@ -317,9 +317,11 @@ impl Sm {
 
     /// The earliest cycle after `now` at which this SM has something to do.
     pub fn next_wake(&self, now: u64) -> u64 {
+        // After a skip of the unit's replay loop (`unit_port`), as seen
+        // from its last cycle.
+        let now = now.max(self.unit_state.skip_to.saturating_sub(1));
         if self.unit_state.busy {
-            // After a skip of the unit's replay loop (`unit_port`).
-            return self.unit_state.skip_to.max(now + 1);
+            return now + 1;
         }
         if self.draining_busy() {
             return now + 1;

@@ -81,9 +81,6 @@ pub struct UnitState {
     /// The inputs of the last three steps, newest first: the unit's
     /// request pipeline holds them.
     ring: [PbIn; 3],
-    /// The unit was frozen after the last step for these coming inputs
-    /// (requests cleared), and the request it takes next is refused.
-    frozen_for: Option<PbIn>,
     /// The next cycle to visit after a skip of a replay loop (0: none).
     pub skip_to: u64,
 }
@@ -362,10 +359,7 @@ impl Sm {
         st.ring = [inp, st.ring[0], st.ring[1]];
         st.skip_to = 0;
         if self.unit_state.busy {
-            self.try_skip(cx, &inp);
-        } else {
-            // `frozen_for` speaks of the last step only.
-            self.unit_state.frozen_for = None;
+            self.try_skip(cx);
         }
     }
 
@@ -407,14 +401,17 @@ impl Sm {
     /// frozen (nothing in it moves but its request pipeline) and every
     /// request the SM can send until its next event is an ordering op the
     /// unit refuses, so the cycles until then only pass requests round and
-    /// count replays. Those cycles run on the SM's side alone; the unit then
+    /// count replays (with no request at all, until the unit is seen
+    /// standing still). Those cycles run on the SM's side alone; the unit then
     /// takes the last three of their inputs (its pipeline's depth). Its
     /// earlier, skipped steps would have changed nothing else, and the
     /// requests those three steps meet in `r2` are refused too, so it ends
     /// in the state cycle-by-cycle stepping leaves, and so does every count.
-    fn try_skip(&mut self, cx: &Ctx, inp: &PbIn) {
+    /// The answer already decided (`next_out`) must be a replay, and the
+    /// outputs read outside the step's own cycle (`stall`, which resumes
+    /// warps; `idle`, which the kernel-end check reads) must stay as they are.
+    fn try_skip(&mut self, cx: &Ctx) {
         let now = cx.now;
-        let prev = self.unit_state.frozen_for.take();
         // Cheap conditions first: nothing but the unit's port under way.
         let st = &self.unit_state;
         let m = self.masks;
@@ -436,24 +433,20 @@ impl Sm {
         if !unit.frozen(&quiet) || !refused(&st.ring[1]) {
             return;
         }
-        self.unit_state.frozen_for = Some(quiet);
-        // The step just taken was frozen too, with a refused request in r2.
-        let no_req = |p: &PbIn| PbIn {
-            req_valid: false,
-            req_op: 0,
-            req_warp: 0,
-            req_line: 0,
-            req_pbv: false,
-            req_pbidx: 0,
-            ..*p
+        // The answer the SM sees next (to input t-2, decided in the step
+        // just taken, maybe before the unit froze) is a replay.
+        let Some(next) = unit.next_out() else {
+            return;
         };
-        if prev != Some(no_req(inp)) || no_req(inp) != quiet {
+        if next.rsp_valid && next.rsp_kind != RspKind::Replay as u8
+            || next.stall != self.unit_state.stall
+            || next.idle != self.unit_state.last_idle
+            || next.error != 0
+        {
             return;
         }
         let st = &self.unit_state;
-        // A replay loop keeps the unit busy (`requesting` or requests in
-        // flight) in every cycle of the skip.
-        if m.unitreq == 0 && st.pending.is_empty()
+        if next.rsp_valid != st.ring[2].req_valid
             || !refused(&st.ring[0])
             || st.pending.iter().any(|p| !p.op.is_ordering())
             || self.ev_next <= now + 1
@@ -495,19 +488,21 @@ impl Sm {
                 stop |= 1 << p.warp;
             }
         }
-        self.skip_replays(cx, quiet, &reqs, stop);
+        self.skip_replays(cx, quiet, &reqs, stop, next);
     }
 
     /// Runs the frozen replay loop on the SM's side from the next cycle up
     /// to the cycle before the SM's next event, or before a warp of `stop`
     /// would send its request (see [`Sm::try_skip`]).
-    fn skip_replays(&mut self, cx: &Ctx, quiet: PbIn, reqs: &[PbIn; 64], stop: u64) {
+    fn skip_replays(&mut self, cx: &Ctx, quiet: PbIn, reqs: &[PbIn; 64], stop: u64, next: PbOut) {
         let now = cx.now;
         let mut end = (self.ev_next - 1).min(cx.limit).min(now + SKIP_MAX);
         let n = self.warps.len();
         let st = &mut self.unit_state;
         let stall = st.stall;
-        let base = st.prev_out.expect("the unit was stepped");
+        // The outputs from the next cycle on but for the answers (frozen).
+        let base = next;
+        let prev_out = st.prev_out.expect("the unit was stepped");
         st.key_buf.clear();
         self.unit.as_ref().unwrap().state_key(&mut st.key_buf);
         // Requests as warp numbers (NONE: no request), answers as codes of
@@ -521,7 +516,22 @@ impl Sm {
         };
         let warp_of = |r: &PbIn| if r.req_valid { r.req_warp & 63 } else { NONE };
         let mut ring = st.ring.map(|r| warp_of(&r));
-        let mut prev = code(&base);
+        let mut prev = code(&prev_out);
+        // The step just taken may have changed other outputs: then the
+        // first cycle's outputs differ from the last ones whatever the answer.
+        let mut changed = PbOut {
+            rsp_valid: false,
+            rsp_warp: 0,
+            rsp_kind: 0,
+            rsp_idx: 0,
+            ..prev_out
+        } != PbOut {
+            rsp_valid: false,
+            rsp_warp: 0,
+            rsp_kind: 0,
+            rsp_idx: 0,
+            ..base
+        };
         let mut unitreq = self.masks.unitreq;
         let mut pending = [0u8; 4];
         let mut np = 0;
@@ -533,6 +543,8 @@ impl Sm {
         let mut still_n = st.still_n;
         let mut key_is_still = st.still_key == st.key_buf;
         let mut replays = 0u64;
+        let stalled = self.masks.waitstall != 0;
+        let mut busy = true;
         for c in now + 1..=end {
             // The request of the cycle: round robin over the senders.
             let mut req = NONE;
@@ -564,7 +576,7 @@ impl Sm {
                 rsp = 1 | (w as u64) << 1 | (RspKind::Replay as u64) << 8;
             }
             // `unit_cycle`'s stillness count (the state key is constant).
-            if req == NONE && np == 0 && prev == rsp {
+            if req == NONE && np == 0 && prev == rsp && !changed {
                 if still_n > 0 && key_is_still {
                     still_n += 1;
                 } else {
@@ -575,7 +587,15 @@ impl Sm {
                 still_n = 0;
             }
             prev = rsp;
+            changed = false;
             ring = [req, ring[0], ring[1]];
+            // `unit_cycle`'s `busy`: once the unit is seen standing still
+            // with nothing to send, the SM stops stepping it.
+            busy = np > 0 || unitreq != 0 || still_n < 3 && (!base.idle || stalled);
+            if !busy {
+                end = c;
+                break;
+            }
         }
         if end == now {
             return;
@@ -613,6 +633,8 @@ impl Sm {
             std::mem::swap(&mut st.still_key, &mut st.key_buf);
         }
         st.skip_to = end + 1;
+        st.busy = busy;
+        self.stats.actr_peak = self.stats.actr_peak.max(base.obs_actr);
         let mut b = self.masks.unitreq | unitreq;
         while b != 0 {
             let w = b.trailing_zeros() as usize;
@@ -630,8 +652,6 @@ impl Sm {
         self.stats.unit_steps += end - now;
         self.stats.replays += replays;
         self.stats.replays_ordering += replays;
-        // The unit is as frozen after the last cycle as after this one.
-        self.unit_state.frozen_for = Some(quiet);
     }
 
     fn taken(&mut self, r: Request, now: u64) {
