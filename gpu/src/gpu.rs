@@ -218,6 +218,7 @@ impl Gpu {
                         mem: &mut self.mem,
                         flags: &mut self.flags,
                         now: t,
+                        limit: opts.max_cycles.unwrap_or(u64::MAX),
                     };
                     self.sms[s].cycle(&mut cx);
                     if self.sms[s].reap() > 0 {
@@ -350,6 +351,7 @@ impl Gpu {
                 mem: &mut self.mem,
                 flags: &mut self.flags,
                 now,
+                limit: now,
             };
             sm.kernel_end(&mut cx);
         }

@@ -469,6 +469,27 @@ pub trait PbUnit {
     fn state_key(&self, out: &mut Vec<u64>) {
         self.probe_values(out)
     }
+    /// Read-only: true if, from now on, steps whose inputs are `inp` (its
+    /// acknowledgement, invalidation and drain ports, and `flush_ready`),
+    /// with every request reaching `r2` one that [`PbUnit::refuses`], change
+    /// nothing but the request pipeline and the response outputs. A driver
+    /// may then skip such cycles if it puts the same requests into the
+    /// pipeline before stepping again. Default: never (no skipping).
+    fn frozen(&self, inp: &PbIn) -> bool {
+        let _ = inp;
+        false
+    }
+    /// Read-only: the outputs the next step will return (its registered
+    /// outputs), if the implementation can tell. Default: None.
+    fn next_out(&self) -> Option<PbOut> {
+        None
+    }
+    /// Read-only, meaningful while [`PbUnit::frozen`]: the request of `req`
+    /// would be answered replay, changing nothing. Default: never.
+    fn refuses(&self, req: &PbIn) -> bool {
+        let _ = req;
+        false
+    }
 }
 
 /// One internal signal of an implementation, shown in its waveform.

@@ -39,6 +39,9 @@ pub struct Ctx<'a> {
     pub mem: &'a mut MemSystem,
     pub flags: &'a mut Flags,
     pub now: u64,
+    /// The last cycle the run may simulate (`--max-cycles`): a skip of idle
+    /// cycles stops there.
+    pub limit: u64,
 }
 
 /// A fault injected into the model (negative controls: the checks must
@@ -314,7 +317,13 @@ impl Sm {
 
     /// The earliest cycle after `now` at which this SM has something to do.
     pub fn next_wake(&self, now: u64) -> u64 {
-        if self.unit_state.busy || self.draining_busy() {
+        // After a skip of the unit's replay loop (`unit_port`), as seen
+        // from its last cycle.
+        let now = now.max(self.unit_state.skip_to.saturating_sub(1));
+        if self.unit_state.busy {
+            return now + 1;
+        }
+        if self.draining_busy() {
             return now + 1;
         }
         debug_assert_eq!(
