@@ -86,7 +86,7 @@ pub struct SbrpPb<const W: usize, const WB: usize, const IW: usize, const LW: us
     c_lazy: Constant<bool>,
 
     // ---- blocks ----
-    pub pipe: ReqPipe<LW, IW>,
+    pub pipe: ReqPipe<WB, LW, IW>,
     pub decide: Decide<W, WB, IW, LW>,
     pub head_ctl: Head<W, IW, A>,
     pub store: PbStore<W, IW, LW>,
@@ -324,7 +324,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.decide.r2_pbv.next = self.pipe.r2_pbv.val();
         self.decide.r2_pbidx.next = self.pipe.r2_pbidx.val();
         self.decide.lazy.next = self.c_lazy.val();
-        self.decide.stall.next = self.stall.val();
+        self.decide.w_stall.next = self.warps.w_stall.val();
         self.decide.fsm.next = self.epochs.fsm.val();
         self.decide.head.next = self.head_ctl.head.val();
         self.decide.tail.next = self.head_ctl.tail.val();
@@ -355,6 +355,9 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.warps.wait_set.next = self.decide.wait_set.val();
         self.warps.odm_set.next = self.decide.odm_set.val();
         self.warps.odm_clr.next = self.head_ctl.odm_clr.val();
+        self.warps.sel_warp.next = self.pipe.r1_wsel.val();
+        self.warps.odm_req.next = self.decide.odm_req.val();
+        self.warps.ext_nx.next = self.epochs.edm_nx.val() | self.inval.stall_nx.val();
 
         // ---- epochs (4.3) ----
         self.flush_now.next = self.head_ctl.flush_head.val() || self.decide.ev_flush.val();
