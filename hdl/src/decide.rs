@@ -80,6 +80,8 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     pub wait_set: Signal<Out, bool>,
     pub oq_push: Signal<Out, bool>,
     pub oq_idx: Signal<Out, Bits<IW>>,
+    /// `oq_idx` is `y` (a coalescing ordering op), else `tail`.
+    pub oq_y: Signal<Out, bool>,
 }
 
 /// The outputs of [`Decide`], computed in Rust for rust-hdl's simulator.
@@ -105,6 +107,7 @@ struct Out_ {
     wait_set: bool,
     oq_push: bool,
     oq_idx: u64,
+    oq_y: bool,
 }
 
 impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W, WB, IW, LW> {
@@ -203,6 +206,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
             wait_set: waits,
             oq_push: (o_coal && !named) || o_alloc,
             oq_idx: e,
+            oq_y: o_coal,
         }
     }
 }
@@ -234,6 +238,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
         self.wait_set.next = o.wait_set;
         self.oq_push.next = o.oq_push;
         self.oq_idx.next = bv(o.oq_idx);
+        self.oq_y.next = o.oq_y;
     }
     fn connect(&mut self) {
         self.d_kind.connect();
@@ -258,6 +263,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
         self.wait_set.connect();
         self.oq_push.connect();
         self.oq_idx.connect();
+        self.oq_y.connect();
     }
     fn hdl(&self) -> Verilog {
         let warp_ok = if WB == 6 {
@@ -335,6 +341,7 @@ always @(*) tgt_idx = is_ord ? e : r2_pbidx;
 always @(*) wait_set = waits;
 always @(*) oq_push = (o_coal & ~named) | o_alloc;
 always @(*) oq_idx = e;
+always @(*) oq_y = o_coal;
 ",
             k_older_y = v_older("r2_pbidx", "yq_idx", "head"),
             wbm = WB.max(1) - 1,

@@ -46,6 +46,8 @@ pub struct Epochs<const W: usize, const A: usize> {
     /// for the request warp's stall bit selected a cycle early.
     pub edm_nx: Signal<Out, Bits<W>>,
     pub actr: Signal<Out, Bits<A>>,
+    /// `actr` is 0 after this cycle (for the registered `idle`).
+    pub actr_z_nx: Signal<Out, bool>,
     pub ep_cur: Signal<Out, Bits<2>>,
     /// `!ep_closed && actr < 2^A - 1`: the epochs let a flush start.
     pub ep_room: Signal<Out, bool>,
@@ -113,6 +115,7 @@ impl<const W: usize, const A: usize> Logic for Epochs<W, A> {
         self.edm.next = bv(s.edm.iter().fold(0, |a, m| a | m));
         self.edm_nx.next = bv(self.next_state().edm.iter().fold(0, |a, m| a | m));
         self.actr.next = bv(s.actr);
+        self.actr_z_nx.next = self.next_state().actr == 0;
         self.ep_cur.next = bv(s.cur as u64);
         self.ep_room.next = !s.closed && s.actr < mask(A);
         self.ack_err.next = n > s.ectr[u(&self.ack_epoch) as usize];
@@ -122,6 +125,7 @@ impl<const W: usize, const A: usize> Logic for Epochs<W, A> {
         self.edm.connect();
         self.edm_nx.connect();
         self.actr.connect();
+        self.actr_z_nx.connect();
         self.ep_cur.connect();
         self.ep_room.connect();
         self.ack_err.connect();
@@ -151,6 +155,9 @@ always @(*) edm = ep_edm[0] | ep_edm[1] | ep_edm[2] | ep_edm[3];
 // the EDM masks after this cycle (no input from the request decision)
 {edm_n}always @(*) edm_nx = edm_n0 | edm_n1 | edm_n2 | edm_n3;
 always @(*) ep_room = ~ep_closed & ~&actr;
+// actr + f - acked == 0, both cases of the (late) flush compared early; a
+// flush starts only below ACTR's maximum, so actr + 1 does not wrap
+always @(*) actr_z_nx = flush_now ? (actr + {a}'d1 == acked) : (actr == acked);
 always @(*) ack_err = ack_n > ectr_ack;
 
 always @(posedge clock) begin

@@ -16,7 +16,10 @@
 //! on its way into the `sel_*` registers. In the decision cycle they hold
 //! the architectural values of §4.2 at the start of the cycle; no W:1 select
 //! lies between the request's warp and the decision (§4.0: "this is the
-//! RTL's business").
+//! RTL's business"). The eviction check is prepared the same way: `r1`'s
+//! `k` is a register, so each warp's "oldest live ordering entry older than
+//! k" is registered (`ob`) against the next cycle's queues and head, and the
+//! decision only ANDs it with the warps of entry `k` and ORs the result.
 
 use crate::blocks::{bv, mask, u, v_older};
 use rust_hdl::core::prelude::*;
@@ -34,6 +37,8 @@ struct State {
     sel_yq_valid: bool,
     sel_yq_idx: u64,
     sel_q_full: bool,
+    /// Per warp: its oldest live ordering entry is older than `r1`'s k.
+    ob: u64,
 }
 
 impl State {
@@ -49,6 +54,7 @@ impl State {
             sel_yq_valid: false,
             sel_yq_idx: 0,
             sel_q_full: false,
+            ob: 0,
         }
     }
 }
@@ -81,6 +87,11 @@ pub struct WarpTables<const W: usize, const WB: usize, const IW: usize> {
     pub odm_req: Signal<In, bool>,
     /// Next-cycle EDM (epochs) and invalidation masks: the rest of `stall'`.
     pub ext_nx: Signal<In, Bits<W>>,
+    /// `r1`'s entry k (the eviction check's k next cycle), `tail`, and
+    /// whether this cycle's push names `y = tail - 1` (else `tail`).
+    pub k1: Signal<In, Bits<IW>>,
+    pub tail: Signal<In, Bits<IW>>,
+    pub oq_y: Signal<In, bool>,
     pub odm: Signal<Out, Bits<W>>,
     pub wait_ent: Signal<Out, Bits<W>>,
     /// The request's warp (`r2`), registered while it was in `r1`: its
@@ -113,6 +124,9 @@ impl<const W: usize, const WB: usize, const IW: usize> Default for WarpTables<W,
             sel_warp: Default::default(),
             odm_req: Default::default(),
             ext_nx: Default::default(),
+            k1: Default::default(),
+            tail: Default::default(),
+            oq_y: Default::default(),
             odm: Default::default(),
             wait_ent: Default::default(),
             w_stall: Default::default(),
@@ -157,6 +171,13 @@ impl<const W: usize, const WB: usize, const IW: usize> WarpTables<W, WB, IW> {
             }
         }
         s.odm = (s.odm & !u(&self.odm_clr)) | u(&self.odm_set);
+        // eviction check of r1's k against the queues and head of next cycle
+        let im = mask(IW);
+        let head_n = (head + u64::from(self.pop.val())) & im;
+        let age_k = u(&self.k1).wrapping_sub(head_n) & im;
+        s.ob = (0..W)
+            .filter(|&i| s.oq_n[i] != 0 && (s.oq0[i].wrapping_sub(head_n) & im) < age_k)
+            .fold(0, |a, i| a | 1 << i);
         s
     }
 
@@ -193,19 +214,13 @@ impl<const W: usize, const WB: usize, const IW: usize> Logic for WarpTables<W, W
             self._s = self.next_state();
         }
         let s = &self._s;
-        let im = mask(IW);
-        let head = u(&self.head);
-        let age_k = u(&self.k).wrapping_sub(head) & im;
-        let m = u(&self.ev_mask);
         self.odm.next = bv(s.odm);
         self.wait_ent.next = bv(s.wait_ent);
         self.w_stall.next = s.sel_stall;
         self.yq_valid.next = s.sel_yq_valid;
         self.yq_idx.next = bv(s.sel_yq_idx);
         self.q_full.next = s.sel_q_full;
-        self.older.next = (0..W).any(|i| {
-            m >> i & 1 == 1 && s.oq_n[i] != 0 && (s.oq0[i].wrapping_sub(head) & im) < age_k
-        });
+        self.older.next = (u(&self.ev_mask) & s.ob) != 0;
     }
     fn connect(&mut self) {
         self.odm.connect();
@@ -225,7 +240,20 @@ reg [{im}:0] oq1 [0:{wm}];
 reg [{im}:0] wait_idx [0:{wm}];
 wire [{wbm}:0] w = q_warp;
 wire [{wm}:0] wsel = {{{{{wm}{{1'b0}}}}, 1'b1}} << w;
-wire [{wm}:0] older_v;
+// ob[g]: warp g's oldest live ordering entry is older than r1's k at the
+// start of next cycle, when r1's request is decided (eviction check, 4.2)
+reg [{wm}:0] ob;
+// against head' = head + pop: the entry at the old head becomes the
+// youngest; compares use head, and the late pop only selects
+wire hk = k1 == head;
+wire [{im}:0] yy = tail - {iw}'d1;
+wire py0 = {py0};
+wire pt0 = {pt0};
+wire py1 = (yy != head) & (hk | py0);
+wire pt1 = (tail != head) & (hk | pt0);
+// the push of this cycle (y or tail), when it becomes the warp's oldest
+wire pe0 = oq_y ? py0 : pt0;
+wire pe1 = oq_y ? py1 : pt1;
 wire [{wm}:0] popq;
 wire [{wm}:0] wait_end;
 // stall' of each warp without the request's own ODM/wait and without the
@@ -235,20 +263,24 @@ wire [{wm}:0] st_endp;
 
 genvar g;
 generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
-   wire o_older = {o_older};
-   // the warp's oldest live ordering entry is older than k
-   assign older_v[g] = ev_mask[g] & (oq_n[g] != 2'd0) & o_older;
+   wire e0 = oq0[g] == head;
+   wire c0 = {c0};
+   wire c1 = {c1};
    // 4.1: the retiring head entry is the warp's oldest
-   assign popq[g] = retire & (oq_n[g] != 2'd0) & (oq0[g] == head);
+   assign popq[g] = retire & (oq_n[g] != 2'd0) & e0;
    assign wait_end[g] = pop & wait_ent[g] & (wait_idx[g] == head);
    wire weq = wait_idx[g] == head;
    assign st_keep[g] = (odm[g] & ~odm_clr[g]) | ext_nx[g] | (wait_ent[g] & ~weq);
    assign st_endp[g] = wait_ent[g] & weq;
    wire push_g = push & wsel[g];
    wire [1:0] n1 = oq_n[g] - {{1'b0, popq[g]}};
+   // the oldest after the pop (oq1 when popped: it is not the head entry)
+   wire b0 = popq[g] ? c1 : c0;
+   wire b1 = popq[g] ? (hk | c1) : (~e0 & (hk | c0));
+   wire push_first = push_g & (n1 == 2'd0);
    always @(posedge clock) begin
       if (rst) begin
-         oq_n[g] <= 2'd0; oq0[g] <= {iw}'d0; oq1[g] <= {iw}'d0;
+         oq_n[g] <= 2'd0; oq0[g] <= {iw}'d0; oq1[g] <= {iw}'d0; ob[g] <= 1'b0;
          wait_ent[g] <= 1'b0; wait_idx[g] <= {iw}'d0; odm[g] <= 1'b0;
       end else begin
          // pop first, then push
@@ -256,6 +288,7 @@ generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
          if (push_g & (n1 == 2'd0)) oq0[g] <= push_idx;
          else if (popq[g]) oq0[g] <= oq1[g];
          if (push_g & (n1 != 2'd0)) oq1[g] <= push_idx;
+         ob[g] <= push_first ? (pop ? pe1 : pe0) : ((n1 != 2'd0) & (pop ? b1 : b0));
          if (wait_set & wsel[g]) begin
             wait_ent[g] <= 1'b1;
             wait_idx[g] <= k;
@@ -265,7 +298,7 @@ generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
    end
 end endgenerate
 
-always @(*) older = |older_v;
+always @(*) older = |(ev_mask & ob);
 
 // r1's warp, selected from registers one cycle before its decision; this
 // cycle's updates of that warp are applied after the select (pop first,
@@ -291,7 +324,10 @@ always @(posedge clock) begin
    end
 end
 ",
-            o_older = v_older("oq0[g]", "k", "head"),
+            py0 = v_older("yy", "k1", "head"),
+            pt0 = v_older("tail", "k1", "head"),
+            c0 = v_older("oq0[g]", "k1", "head"),
+            c1 = v_older("oq1[g]", "k1", "head"),
             wm = W - 1,
             w_ = W,
             im = IW - 1,
