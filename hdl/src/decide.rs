@@ -27,7 +27,9 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     /// Policy is lazy: every taken ordering op sets a drain target.
     pub lazy: Signal<In, bool>,
     // state at the start of the cycle
-    pub stall: Signal<In, Bits<W>>,
+    /// `stall[w]` of the request's warp (selected a cycle early by
+    /// [`crate::warps::WarpTables`]).
+    pub w_stall: Signal<In, bool>,
     pub fsm: Signal<In, Bits<W>>,
     pub head: Signal<In, Bits<IW>>,
     pub tail: Signal<In, Bits<IW>>,
@@ -71,11 +73,15 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     pub ev_flush: Signal<Out, bool>,
     // ODM, drain target, entry wait, ordering queue push
     pub odm_set: Signal<Out, Bits<W>>,
+    /// `odm_set` is not zero (the request's warp enters ODM).
+    pub odm_req: Signal<Out, bool>,
     pub tgt: Signal<Out, bool>,
     pub tgt_idx: Signal<Out, Bits<IW>>,
     pub wait_set: Signal<Out, bool>,
     pub oq_push: Signal<Out, bool>,
     pub oq_idx: Signal<Out, Bits<IW>>,
+    /// `oq_idx` is `y` (a coalescing ordering op), else `tail`.
+    pub oq_y: Signal<Out, bool>,
 }
 
 /// The outputs of [`Decide`], computed in Rust for rust-hdl's simulator.
@@ -101,6 +107,7 @@ struct Out_ {
     wait_set: bool,
     oq_push: bool,
     oq_idx: u64,
+    oq_y: bool,
 }
 
 impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W, WB, IW, LW> {
@@ -111,7 +118,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
         let w = warp & mask(WB);
         let warp_ok = warp >> WB == 0;
         let wbit = 1u64 << w;
-        let go = valid && warp_ok && u(&self.stall) >> w & 1 == 0;
+        let go = valid && warp_ok && !self.w_stall.val();
         let op = u(&self.r2_op);
         let (is_store, is_evict) = (op == 0, op == 7);
         let is_ord = !is_store && !is_evict;
@@ -199,6 +206,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
             wait_set: waits,
             oq_push: (o_coal && !named) || o_alloc,
             oq_idx: e,
+            oq_y: o_coal,
         }
     }
 }
@@ -224,11 +232,13 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
         self.wr_mask.next = bv(o.wr_mask);
         self.ev_flush.next = o.ev_flush;
         self.odm_set.next = bv(o.odm_set);
+        self.odm_req.next = o.odm_set != 0;
         self.tgt.next = o.tgt;
         self.tgt_idx.next = bv(o.tgt_idx);
         self.wait_set.next = o.wait_set;
         self.oq_push.next = o.oq_push;
         self.oq_idx.next = bv(o.oq_idx);
+        self.oq_y.next = o.oq_y;
     }
     fn connect(&mut self) {
         self.d_kind.connect();
@@ -247,11 +257,13 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
         self.wr_mask.connect();
         self.ev_flush.connect();
         self.odm_set.connect();
+        self.odm_req.connect();
         self.tgt.connect();
         self.tgt_idx.connect();
         self.wait_set.connect();
         self.oq_push.connect();
         self.oq_idx.connect();
+        self.oq_y.connect();
     }
     fn hdl(&self) -> Verilog {
         let warp_ok = if WB == 6 {
@@ -265,7 +277,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
 wire [{wbm}:0] w = r2_warp[{wbm}:0];
 wire warp_ok = {warp_ok};
 wire [{wm}:0] wbit = {{{{{wm}{{1'b0}}}}, 1'b1}} << w;
-wire go = r2_valid & warp_ok & ~stall[w];
+wire go = r2_valid & warp_ok & ~w_stall;
 wire is_store = r2_op == 3'd0;
 wire is_evict = r2_op == 3'd7;
 wire is_ord = ~is_store & ~is_evict;
@@ -321,12 +333,15 @@ always @(*) wr_line = st_alloc ? r2_line : {lw}'d0;
 always @(*) wr_warps = wbit;
 always @(*) wr_mask = alloc ? {{{w}{{1'b1}}}} : wbit;
 always @(*) ev_flush = ev_go;
-always @(*) odm_set = (o_taken & stalls_odm) ? wbit : {w}'d0;
+wire odm_go = o_taken & stalls_odm;
+always @(*) odm_set = odm_go ? wbit : {w}'d0;
+always @(*) odm_req = odm_go;
 always @(*) tgt = waits | (o_taken & (stalls_odm | lazy));
 always @(*) tgt_idx = is_ord ? e : r2_pbidx;
 always @(*) wait_set = waits;
 always @(*) oq_push = (o_coal & ~named) | o_alloc;
 always @(*) oq_idx = e;
+always @(*) oq_y = o_coal;
 ",
             k_older_y = v_older("r2_pbidx", "yq_idx", "head"),
             wbm = WB.max(1) - 1,

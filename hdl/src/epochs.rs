@@ -42,7 +42,12 @@ pub struct Epochs<const W: usize, const A: usize> {
     /// OR of the epochs' FSM masks, of their EDM masks.
     pub fsm: Signal<Out, Bits<W>>,
     pub edm: Signal<Out, Bits<W>>,
+    /// `edm` of the next cycle (from registers and the head action only),
+    /// for the request warp's stall bit selected a cycle early.
+    pub edm_nx: Signal<Out, Bits<W>>,
     pub actr: Signal<Out, Bits<A>>,
+    /// `actr` is 0 after this cycle (for the registered `idle`).
+    pub actr_z_nx: Signal<Out, bool>,
     pub ep_cur: Signal<Out, Bits<2>>,
     /// `!ep_closed && actr < 2^A - 1`: the epochs let a flush start.
     pub ep_room: Signal<Out, bool>,
@@ -108,7 +113,9 @@ impl<const W: usize, const A: usize> Logic for Epochs<W, A> {
         let n = u(&self.ack_count);
         self.fsm.next = bv(s.fsm.iter().fold(0, |a, m| a | m));
         self.edm.next = bv(s.edm.iter().fold(0, |a, m| a | m));
+        self.edm_nx.next = bv(self.next_state().edm.iter().fold(0, |a, m| a | m));
         self.actr.next = bv(s.actr);
+        self.actr_z_nx.next = self.next_state().actr == 0;
         self.ep_cur.next = bv(s.cur as u64);
         self.ep_room.next = !s.closed && s.actr < mask(A);
         self.ack_err.next = n > s.ectr[u(&self.ack_epoch) as usize];
@@ -116,7 +123,9 @@ impl<const W: usize, const A: usize> Logic for Epochs<W, A> {
     fn connect(&mut self) {
         self.fsm.connect();
         self.edm.connect();
+        self.edm_nx.connect();
         self.actr.connect();
+        self.actr_z_nx.connect();
         self.ep_cur.connect();
         self.ep_room.connect();
         self.ack_err.connect();
@@ -143,7 +152,12 @@ wire [{am}:0] f = {{{{{am}{{1'b0}}}}, flush_now}};
 
 always @(*) fsm = ep_fsm[0] | ep_fsm[1] | ep_fsm[2] | ep_fsm[3];
 always @(*) edm = ep_edm[0] | ep_edm[1] | ep_edm[2] | ep_edm[3];
+// the EDM masks after this cycle (no input from the request decision)
+{edm_n}always @(*) edm_nx = edm_n0 | edm_n1 | edm_n2 | edm_n3;
 always @(*) ep_room = ~ep_closed & ~&actr;
+// actr + f - acked == 0, both cases of the (late) flush compared early; a
+// flush starts only below ACTR's maximum, so actr + 1 does not wrap
+always @(*) actr_z_nx = flush_now ? (actr + {a}'d1 == acked) : (actr == acked);
 always @(*) ack_err = ack_n > ectr_ack;
 
 always @(posedge clock) begin
@@ -154,6 +168,12 @@ always @(posedge clock) begin
             a = A,
             a3 = A - 3,
             wm = W - 1,
+            edm_n = (0..E)
+                .map(|e| format!(
+                    "wire [{wm}:0] edm_n{e} = ((rel & (ep_old == 2'd{e})) ? {W}'d0 : ep_edm[{e}]) | ((ord_join & ~nowait & (j == 2'd{e})) ? edm_add : {W}'d0);\n",
+                    wm = W - 1
+                ))
+                .collect::<String>(),
         );
         for e in 0..E {
             v.push_str(&format!(
@@ -168,7 +188,7 @@ always @(posedge clock) begin
                 "\
       ectr[{e}] <= ectr[{e}] + ((ep_cur == 2'd{e}) ? f : {A}'d0) - ((ack_epoch == 2'd{e}) ? acked : {A}'d0);
       ep_fsm[{e}] <= ((rel & (ep_old == 2'd{e})) ? {W}'d0 : ep_fsm[{e}]) | ((ord_join & ~nowait & (j == 2'd{e})) ? fsm_add : {W}'d0);
-      ep_edm[{e}] <= ((rel & (ep_old == 2'd{e})) ? {W}'d0 : ep_edm[{e}]) | ((ord_join & ~nowait & (j == 2'd{e})) ? edm_add : {W}'d0);
+      ep_edm[{e}] <= edm_n{e};
 "
             ));
         }

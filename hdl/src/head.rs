@@ -1,6 +1,9 @@
 //! The PB pointers and the head action (`docs/microarch.md` §4.1, the drain
 //! target of §4.2, the pointer updates of §4.4): registers `head`, `tail`,
-//! `full`, `last_type`, `drain_pend`, `drain_idx`.
+//! `full`, `last_type`, `drain_pend`, `drain_idx`, and `busy`, the
+//! complement of the `idle` output (§4.4) registered from the next-state
+//! values, so that the port is a flip-flop and an inverter, not an AND of
+//! register bits (0 at reset, like every register: idle).
 //!
 //! The head action reads the head entry from the staging register of
 //! [`crate::store::PbStore`] (`h_type`, `h_warps`: flip-flops), the FSM and
@@ -20,6 +23,7 @@ struct State {
     last_type: u64,
     drain_pend: bool,
     drain_idx: u64,
+    busy: bool,
 }
 
 /// Pointers, head action and drain target.
@@ -38,6 +42,9 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     pub actr: Signal<In, Bits<A>>,
     pub can_flush: Signal<In, bool>,
     pub drainq: Signal<In, bool>,
+    /// After this cycle: `actr == 0` (epochs); `!inv_req && inv_cur == 0` (inval).
+    pub actr_z_nx: Signal<In, bool>,
+    pub inv_quiet_nx: Signal<In, bool>,
     // this cycle's request decision
     pub ev_flush: Signal<In, bool>,
     pub push: Signal<In, bool>,
@@ -48,7 +55,8 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     pub head: Signal<Out, Bits<IW>>,
     pub tail: Signal<Out, Bits<IW>>,
     pub full: Signal<Out, bool>,
-    pub empty: Signal<Out, bool>,
+    /// `idle` of §4.4 for the state at the start of the cycle (`~busy`).
+    pub idle: Signal<Out, bool>,
     pub last_type: Signal<Out, Bits<3>>,
     pub drain_pend: Signal<Out, bool>,
     // head action before the request (`head_act`)
@@ -115,9 +123,13 @@ impl<const W: usize, const IW: usize, const A: usize> Head<W, IW, A> {
             (false, true) => false,
             _ => s.full,
         };
+        let (head, tail) = (
+            (s.head + u64::from(pop)) & im,
+            (s.tail + u64::from(push)) & im,
+        );
         State {
-            head: (s.head + u64::from(pop)) & im,
-            tail: (s.tail + u64::from(push)) & im,
+            head,
+            tail,
             full,
             last_type: if push {
                 u(&self.push_type)
@@ -126,6 +138,7 @@ impl<const W: usize, const IW: usize, const A: usize> Head<W, IW, A> {
             },
             drain_pend,
             drain_idx,
+            busy: full || head != tail || !self.actr_z_nx.val() || !self.inv_quiet_nx.val(),
         }
     }
 }
@@ -149,7 +162,7 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         self.head.next = bv(s.head);
         self.tail.next = bv(s.tail);
         self.full.next = s.full;
-        self.empty.next = self.empty();
+        self.idle.next = !s.busy;
         self.last_type.next = bv(s.last_type);
         self.drain_pend.next = s.drain_pend;
         self.ha_flush.next = a.flush;
@@ -168,7 +181,7 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         self.head.connect();
         self.tail.connect();
         self.full.connect();
-        self.empty.connect();
+        self.idle.connect();
         self.last_type.connect();
         self.drain_pend.connect();
         self.ha_flush.connect();
@@ -204,8 +217,13 @@ wire pend_after = drain_pend & ~(f_pop & (head == drain_idx));
 wire e_younger = {d_older_e};
 wire new_tgt = tgt & (~pend_after | e_younger);
 wire [{im}:0] tail_inc = tail + {iw}'d1;
+// idle next cycle: empty after this cycle's push and pop (one entry left
+// and popped, or empty and nothing pushed), nothing counted, no invalidation
+wire one_left = ~full & (head + {iw}'d1 == tail);
+wire empty_nx = ~push & (f_pop ? one_left : empty_w);
+reg busy;
 
-always @(*) empty = empty_w;
+always @(*) idle = ~busy;
 always @(*) ha_flush = a_flush;
 always @(*) pop_planned = a_pop | a_flush | a_retire;
 always @(*) pop = f_pop;
@@ -219,8 +237,9 @@ always @(*) inv_add = (f_retire & t_inv) ? h_warps : {w}'d0;
 always @(posedge clock) begin
    if (rst) begin
       head <= {iw}'d0; tail <= {iw}'d0; full <= 1'b0; last_type <= 3'd0;
-      drain_pend <= 1'b0; drain_idx <= {iw}'d0;
+      drain_pend <= 1'b0; drain_idx <= {iw}'d0; busy <= 1'b0;
    end else begin
+      busy <= ~(empty_nx & actr_z_nx & inv_quiet_nx);
       if (f_pop) head <= head + {iw}'d1;
       if (push) begin
          tail <= tail_inc;

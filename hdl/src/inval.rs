@@ -25,6 +25,11 @@ pub struct Inval<const W: usize> {
     pub inv_req: Signal<Out, bool>,
     pub inv_cur: Signal<Out, Bits<W>>,
     pub inv_next: Signal<Out, Bits<W>>,
+    /// `inv_cur | inv_next` of the next cycle, for the request warp's stall
+    /// bit selected a cycle early.
+    pub stall_nx: Signal<Out, Bits<W>>,
+    /// `!inv_req && inv_cur == 0` after this cycle (for the registered `idle`).
+    pub inv_quiet_nx: Signal<Out, bool>,
     _s: State,
 }
 
@@ -65,16 +70,24 @@ impl<const W: usize> Logic for Inval<W> {
         self.inv_req.next = self._s.req;
         self.inv_cur.next = bv(self._s.cur);
         self.inv_next.next = bv(self._s.next);
+        let nx = self.next_state();
+        self.stall_nx.next = bv(nx.cur | nx.next);
+        self.inv_quiet_nx.next = !nx.req && nx.cur == 0;
     }
     fn connect(&mut self) {
         self.inv_req.connect();
         self.inv_cur.connect();
         self.inv_next.connect();
+        self.stall_nx.connect();
+        self.inv_quiet_nx.connect();
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(format!(
             "\
 wire [{wm}:0] cur_add = inv_cur | inv_add;
+// inv_cur | inv_next after this cycle
+always @(*) inv_quiet_nx = inv_req ? (doneq & ~|(inv_next | inv_add)) : ~|cur_add;
+always @(*) stall_nx = inv_req ? ((doneq ? {w}'d0 : inv_cur) | inv_next | inv_add) : cur_add;
 always @(posedge clock) begin
    if (rst) begin
       inv_req <= 1'b0; inv_cur <= {w}'d0; inv_next <= {w}'d0;

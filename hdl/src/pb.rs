@@ -14,7 +14,7 @@
 //! | `inval` ([`Inval`]) | §4.4 | `inv_req`, `inv_cur`, `inv_next` |
 //!
 //! Every output is a register of one block, or an OR of a few (`stall`,
-//! `obs_edm`, `idle`). The wiring kernel below is both the rust-hdl
+//! `obs_edm`). The wiring kernel below is both the rust-hdl
 //! simulation and the Verilog; in the Verilog each of its assignments is its
 //! own `always @(*)` (see [`split_always`]), so that Verilator orders the
 //! combinational paths between blocks signal by signal.
@@ -86,7 +86,7 @@ pub struct SbrpPb<const W: usize, const WB: usize, const IW: usize, const LW: us
     c_lazy: Constant<bool>,
 
     // ---- blocks ----
-    pub pipe: ReqPipe<LW, IW>,
+    pub pipe: ReqPipe<WB, LW, IW>,
     pub decide: Decide<W, WB, IW, LW>,
     pub head_ctl: Head<W, IW, A>,
     pub store: PbStore<W, IW, LW>,
@@ -310,6 +310,8 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.head_ctl.actr.next = self.epochs.actr.val();
         self.head_ctl.can_flush.next = self.can_flush.val();
         self.head_ctl.drainq.next = self.pipe.drainq.val();
+        self.head_ctl.actr_z_nx.next = self.epochs.actr_z_nx.val();
+        self.head_ctl.inv_quiet_nx.next = self.inval.inv_quiet_nx.val();
         self.head_ctl.ev_flush.next = self.decide.ev_flush.val();
         self.head_ctl.push.next = self.decide.push.val();
         self.head_ctl.push_type.next = self.decide.push_type.val();
@@ -324,7 +326,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.decide.r2_pbv.next = self.pipe.r2_pbv.val();
         self.decide.r2_pbidx.next = self.pipe.r2_pbidx.val();
         self.decide.lazy.next = self.c_lazy.val();
-        self.decide.stall.next = self.stall.val();
+        self.decide.w_stall.next = self.warps.w_stall.val();
         self.decide.fsm.next = self.epochs.fsm.val();
         self.decide.head.next = self.head_ctl.head.val();
         self.decide.tail.next = self.head_ctl.tail.val();
@@ -355,6 +357,12 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.warps.wait_set.next = self.decide.wait_set.val();
         self.warps.odm_set.next = self.decide.odm_set.val();
         self.warps.odm_clr.next = self.head_ctl.odm_clr.val();
+        self.warps.sel_warp.next = self.pipe.r1_wsel.val();
+        self.warps.odm_req.next = self.decide.odm_req.val();
+        self.warps.ext_nx.next = self.epochs.edm_nx.val() | self.inval.stall_nx.val();
+        self.warps.k1.next = self.pipe.r1_pbidx.val();
+        self.warps.tail.next = self.head_ctl.tail.val();
+        self.warps.oq_y.next = self.decide.oq_y.val();
 
         // ---- epochs (4.3) ----
         self.flush_now.next = self.head_ctl.flush_head.val() || self.decide.ev_flush.val();
@@ -396,10 +404,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
             | self.epochs.edm.val()
             | self.inval.inv_cur.val()
             | self.inval.inv_next.val();
-        self.idle.next = self.head_ctl.empty.val()
-            && !self.epochs.actr.val().any()
-            && !self.inval.inv_req.val()
-            && !self.inval.inv_cur.val().any();
+        self.idle.next = self.head_ctl.idle.val();
         self.error.next = self.pipe.error.val();
         self.obs_odm.next = self.warps.odm.val();
         self.obs_edm.next = self.warps.wait_ent.val() | self.epochs.edm.val();

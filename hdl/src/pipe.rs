@@ -40,7 +40,7 @@ struct State {
 /// Request pipeline registers. `d_kind`, `d_idx` are the decision of `r2`
 /// this cycle; `err_ack`, `err_warp` set the sticky error bits 0 and 1.
 #[derive(Clone, Debug, Default, LogicBlock)]
-pub struct ReqPipe<const LW: usize, const IW: usize> {
+pub struct ReqPipe<const WB: usize, const LW: usize, const IW: usize> {
     pub clock: Signal<In, Clock>,
     pub rst: Signal<In, bool>,
     pub req_valid: Signal<In, bool>,
@@ -59,6 +59,9 @@ pub struct ReqPipe<const LW: usize, const IW: usize> {
     pub err_warp: Signal<In, bool>,
     pub req_ready: Signal<Out, bool>,
     pub r1_pbidx: Signal<Out, Bits<IW>>,
+    /// `r1`'s warp inside the unit (low WB bits): the per-warp values of
+    /// its decision are selected now.
+    pub r1_wsel: Signal<Out, Bits<WB>>,
     pub r2_valid: Signal<Out, bool>,
     pub r2_op: Signal<Out, Bits<3>>,
     pub r2_warp: Signal<Out, Bits<6>>,
@@ -77,7 +80,7 @@ pub struct ReqPipe<const LW: usize, const IW: usize> {
     _s: State,
 }
 
-impl<const LW: usize, const IW: usize> ReqPipe<LW, IW> {
+impl<const WB: usize, const LW: usize, const IW: usize> ReqPipe<WB, LW, IW> {
     fn next_state(&self) -> State {
         let s = &self._s;
         if self.rst.val() {
@@ -113,7 +116,7 @@ impl<const LW: usize, const IW: usize> ReqPipe<LW, IW> {
     }
 }
 
-impl<const LW: usize, const IW: usize> Logic for ReqPipe<LW, IW> {
+impl<const WB: usize, const LW: usize, const IW: usize> Logic for ReqPipe<WB, LW, IW> {
     fn update(&mut self) {
         if self.clock.pos_edge() {
             self._s = self.next_state();
@@ -121,6 +124,7 @@ impl<const LW: usize, const IW: usize> Logic for ReqPipe<LW, IW> {
         let s = self._s;
         self.req_ready.next = s.ready;
         self.r1_pbidx.next = bv(s.r1.pbidx);
+        self.r1_wsel.next = bv(s.r1.warp);
         self.r2_valid.next = s.r2.valid;
         self.r2_op.next = bv(s.r2.op);
         self.r2_warp.next = bv(s.r2.warp);
@@ -140,6 +144,7 @@ impl<const LW: usize, const IW: usize> Logic for ReqPipe<LW, IW> {
     fn connect(&mut self) {
         self.req_ready.connect();
         self.r1_pbidx.connect();
+        self.r1_wsel.connect();
         self.r2_valid.connect();
         self.r2_op.connect();
         self.r2_warp.connect();
@@ -166,6 +171,8 @@ reg [5:0] r1_warp;
 reg [{lm}:0] r1_line;
 reg r1_pbv;
 wire taken = req_valid & req_ready;
+// the warp whose per-warp values are selected for the next decision
+always @(*) r1_wsel = r1_warp[{wbm}:0];
 
 always @(posedge clock) begin
    if (rst) begin
@@ -193,6 +200,7 @@ always @(posedge clock) begin
    end
 end
 ",
+            wbm = WB - 1,
             lm = LW - 1,
             lw = LW,
             iw = IW

@@ -13,6 +13,9 @@
 //!   (`st0`, which the head action reads) and the next one (`st1`), kept
 //!   coherent with every write. The read address `pf` is a register equal to
 //!   `head + 2`: after a pop, the read data (forwarded) is the new `st1`.
+//!   A second register holds `pf + 1`, so that the pop (late: an eviction
+//!   flush of the request cancels a head flush) only selects between two
+//!   registers instead of entering an incrementer's carry chain.
 //!
 //! At most one memory read lies on any register-to-register path.
 
@@ -262,6 +265,7 @@ reg [2:0] st1_t;
 reg [{lm}:0] st1_l;
 reg [{wm}:0] st1_w;
 reg popped;
+reg [{im}:0] pf1;
 wire [{im}:0] h1 = head + {iw}'d1;
 wire [2:0] st0_t = h_type;
 wire [{lm}:0] st0_l = h_line;
@@ -301,7 +305,7 @@ always @(posedge clock) begin
       m2_type <= 3'd0; m2_line <= {lw}'d0; m2_warps <= {w}'d0; m2_mask <= {w}'d0;
       h_type <= 3'd0; h_line <= {lw}'d0; h_warps <= {w}'d0;
       st1_t <= 3'd0; st1_l <= {lw}'d0; st1_w <= {w}'d0;
-      popped <= 1'b0; pf <= {iw}'d2;
+      popped <= 1'b0; pf <= {iw}'d2; pf1 <= {iw}'d3;
    end else begin
       // the decision's write: to the memories next cycle
       m_type_we <= wr_type_en; m_line_we <= wr_line_en; m_warps_we <= wr_warps_en;
@@ -317,7 +321,10 @@ always @(posedge clock) begin
       end
       st1_t <= n1_t; st1_l <= n1_l; st1_w <= n1_w;
       popped <= pop;
-      if (pop) pf <= pf + {iw}'d1;
+      if (pop) begin
+         pf <= pf1;
+         pf1 <= pf + {iw}'d2;
+      end
    end
 end
 ",

@@ -7,6 +7,19 @@
 //! the request's warp (coalescing check, open points 1-2), the OR over a
 //! warp mask of "oldest ordering entry older than k" (eviction check, open
 //! point 12), pop at retire, push, and the entry waits.
+//!
+//! The request's per-warp values (its stall bit, youngest ordering entry,
+//! queue count) are selected one stage early: while the request is in `r1`
+//! its warp is a register, so the W:1 selects read registers only, and this
+//! cycle's updates of that warp (the pop at retire, the push, ODM, the entry
+//! wait, the epoch and invalidation masks) are applied to the selected value
+//! on its way into the `sel_*` registers. In the decision cycle they hold
+//! the architectural values of §4.2 at the start of the cycle; no W:1 select
+//! lies between the request's warp and the decision (§4.0: "this is the
+//! RTL's business"). The eviction check is prepared the same way: `r1`'s
+//! `k` is a register, so each warp's "oldest live ordering entry older than
+//! k" is registered (`ob`) against the next cycle's queues and head, and the
+//! decision only ANDs it with the warps of entry `k` and ORs the result.
 
 use crate::blocks::{bv, mask, u, v_older};
 use rust_hdl::core::prelude::*;
@@ -19,6 +32,13 @@ struct State {
     wait_ent: u64,
     wait_idx: Vec<u64>,
     odm: u64,
+    /// The next request's warp: stall bit, youngest entry, queue count.
+    sel_stall: bool,
+    sel_yq_valid: bool,
+    sel_yq_idx: u64,
+    sel_q_full: bool,
+    /// Per warp: its oldest live ordering entry is older than `r1`'s k.
+    ob: u64,
 }
 
 impl State {
@@ -30,6 +50,11 @@ impl State {
             wait_ent: 0,
             wait_idx: vec![0; w],
             odm: 0,
+            sel_stall: false,
+            sel_yq_valid: false,
+            sel_yq_idx: 0,
+            sel_q_full: false,
+            ob: 0,
         }
     }
 }
@@ -56,9 +81,22 @@ pub struct WarpTables<const W: usize, const WB: usize, const IW: usize> {
     pub wait_set: Signal<In, bool>,
     pub odm_set: Signal<In, Bits<W>>,
     pub odm_clr: Signal<In, Bits<W>>,
+    /// The warp of the request in `r1` (decided next cycle).
+    pub sel_warp: Signal<In, Bits<WB>>,
+    /// The request's warp enters ODM this cycle (`odm_set` as one bit).
+    pub odm_req: Signal<In, bool>,
+    /// Next-cycle EDM (epochs) and invalidation masks: the rest of `stall'`.
+    pub ext_nx: Signal<In, Bits<W>>,
+    /// `r1`'s entry k (the eviction check's k next cycle), `tail`, and
+    /// whether this cycle's push names `y = tail - 1` (else `tail`).
+    pub k1: Signal<In, Bits<IW>>,
+    pub tail: Signal<In, Bits<IW>>,
+    pub oq_y: Signal<In, bool>,
     pub odm: Signal<Out, Bits<W>>,
     pub wait_ent: Signal<Out, Bits<W>>,
-    /// The request's warp has a live ordering entry; the youngest; it has D.
+    /// The request's warp (`r2`), registered while it was in `r1`: its
+    /// stall bit; it has a live ordering entry; the youngest; it has D.
+    pub w_stall: Signal<Out, bool>,
     pub yq_valid: Signal<Out, bool>,
     pub yq_idx: Signal<Out, Bits<IW>>,
     pub q_full: Signal<Out, bool>,
@@ -83,8 +121,15 @@ impl<const W: usize, const WB: usize, const IW: usize> Default for WarpTables<W,
             wait_set: Default::default(),
             odm_set: Default::default(),
             odm_clr: Default::default(),
+            sel_warp: Default::default(),
+            odm_req: Default::default(),
+            ext_nx: Default::default(),
+            k1: Default::default(),
+            tail: Default::default(),
+            oq_y: Default::default(),
             odm: Default::default(),
             wait_ent: Default::default(),
+            w_stall: Default::default(),
             yq_valid: Default::default(),
             yq_idx: Default::default(),
             q_full: Default::default(),
@@ -102,6 +147,7 @@ impl<const W: usize, const WB: usize, const IW: usize> WarpTables<W, WB, IW> {
         let mut s = self._s.clone();
         let head = u(&self.head);
         let w = u(&self.q_warp) as usize;
+        self.select(&mut s);
         for i in 0..W {
             // 4.1: pop at retire (pop first, then the push of this cycle)
             if self.retire.val() && s.oq_n[i] != 0 && s.oq0[i] == head {
@@ -125,7 +171,40 @@ impl<const W: usize, const WB: usize, const IW: usize> WarpTables<W, WB, IW> {
             }
         }
         s.odm = (s.odm & !u(&self.odm_clr)) | u(&self.odm_set);
+        // eviction check of r1's k against the queues and head of next cycle
+        let im = mask(IW);
+        let head_n = (head + u64::from(self.pop.val())) & im;
+        let age_k = u(&self.k1).wrapping_sub(head_n) & im;
+        s.ob = (0..W)
+            .filter(|&i| s.oq_n[i] != 0 && (s.oq0[i].wrapping_sub(head_n) & im) < age_k)
+            .fold(0, |a, i| a | 1 << i);
         s
+    }
+
+    /// The `sel_*` registers' next values: `r1`'s warp after this cycle's
+    /// updates, computed from its start-of-cycle registers as the Verilog
+    /// does (select first, then apply the pop, the push and the stall
+    /// changes of this cycle). `s` holds the start-of-cycle state.
+    fn select(&self, s: &mut State) {
+        let head = u(&self.head);
+        let w1 = u(&self.sel_warp) as usize;
+        let same = w1 == u(&self.q_warp) as usize;
+        let (n, q0, q1) = (s.oq_n[w1], s.oq0[w1], s.oq1[w1]);
+        let popq = self.retire.val() && n != 0 && q0 == head;
+        let n1 = n - u64::from(popq);
+        let ya = if n1 == 2 || popq { q1 } else { q0 };
+        let push = self.push.val() && same;
+        let weq = s.wait_idx[w1] == head;
+        let bit = |m: u64| m >> w1 & 1 == 1;
+        let wait_ent = bit(s.wait_ent);
+        let stay =
+            (bit(s.odm) && !bit(u(&self.odm_clr))) || bit(u(&self.ext_nx)) || (wait_ent && !weq);
+        s.sel_stall = stay
+            || (wait_ent && weq && !self.pop.val())
+            || (same && (self.odm_req.val() || self.wait_set.val()));
+        s.sel_yq_valid = push || n1 != 0;
+        s.sel_yq_idx = if push { u(&self.push_idx) } else { ya };
+        s.sel_q_full = n1 == 2 || (push && n1 == 1);
     }
 }
 
@@ -135,23 +214,18 @@ impl<const W: usize, const WB: usize, const IW: usize> Logic for WarpTables<W, W
             self._s = self.next_state();
         }
         let s = &self._s;
-        let im = mask(IW);
-        let head = u(&self.head);
-        let w = u(&self.q_warp) as usize;
-        let age_k = u(&self.k).wrapping_sub(head) & im;
-        let m = u(&self.ev_mask);
         self.odm.next = bv(s.odm);
         self.wait_ent.next = bv(s.wait_ent);
-        self.yq_valid.next = s.oq_n[w] != 0;
-        self.yq_idx.next = bv(if s.oq_n[w] == 2 { s.oq1[w] } else { s.oq0[w] });
-        self.q_full.next = s.oq_n[w] == 2;
-        self.older.next = (0..W).any(|i| {
-            m >> i & 1 == 1 && s.oq_n[i] != 0 && (s.oq0[i].wrapping_sub(head) & im) < age_k
-        });
+        self.w_stall.next = s.sel_stall;
+        self.yq_valid.next = s.sel_yq_valid;
+        self.yq_idx.next = bv(s.sel_yq_idx);
+        self.q_full.next = s.sel_q_full;
+        self.older.next = (u(&self.ev_mask) & s.ob) != 0;
     }
     fn connect(&mut self) {
         self.odm.connect();
         self.wait_ent.connect();
+        self.w_stall.connect();
         self.yq_valid.connect();
         self.yq_idx.connect();
         self.q_full.connect();
@@ -166,23 +240,47 @@ reg [{im}:0] oq1 [0:{wm}];
 reg [{im}:0] wait_idx [0:{wm}];
 wire [{wbm}:0] w = q_warp;
 wire [{wm}:0] wsel = {{{{{wm}{{1'b0}}}}, 1'b1}} << w;
-wire [{wm}:0] older_v;
+// ob[g]: warp g's oldest live ordering entry is older than r1's k at the
+// start of next cycle, when r1's request is decided (eviction check, 4.2)
+reg [{wm}:0] ob;
+// against head' = head + pop: the entry at the old head becomes the
+// youngest; compares use head, and the late pop only selects
+wire hk = k1 == head;
+wire [{im}:0] yy = tail - {iw}'d1;
+wire py0 = {py0};
+wire pt0 = {pt0};
+wire py1 = (yy != head) & (hk | py0);
+wire pt1 = (tail != head) & (hk | pt0);
+// the push of this cycle (y or tail), when it becomes the warp's oldest
+wire pe0 = oq_y ? py0 : pt0;
+wire pe1 = oq_y ? py1 : pt1;
 wire [{wm}:0] popq;
 wire [{wm}:0] wait_end;
+// stall' of each warp without the request's own ODM/wait and without the
+// pop (late: an eviction flush cancels a head flush): kept, or ended by pop
+wire [{wm}:0] st_keep;
+wire [{wm}:0] st_endp;
 
 genvar g;
 generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
-   wire o_older = {o_older};
-   // the warp's oldest live ordering entry is older than k
-   assign older_v[g] = ev_mask[g] & (oq_n[g] != 2'd0) & o_older;
+   wire e0 = oq0[g] == head;
+   wire c0 = {c0};
+   wire c1 = {c1};
    // 4.1: the retiring head entry is the warp's oldest
-   assign popq[g] = retire & (oq_n[g] != 2'd0) & (oq0[g] == head);
+   assign popq[g] = retire & (oq_n[g] != 2'd0) & e0;
    assign wait_end[g] = pop & wait_ent[g] & (wait_idx[g] == head);
+   wire weq = wait_idx[g] == head;
+   assign st_keep[g] = (odm[g] & ~odm_clr[g]) | ext_nx[g] | (wait_ent[g] & ~weq);
+   assign st_endp[g] = wait_ent[g] & weq;
    wire push_g = push & wsel[g];
    wire [1:0] n1 = oq_n[g] - {{1'b0, popq[g]}};
+   // the oldest after the pop (oq1 when popped: it is not the head entry)
+   wire b0 = popq[g] ? c1 : c0;
+   wire b1 = popq[g] ? (hk | c1) : (~e0 & (hk | c0));
+   wire push_first = push_g & (n1 == 2'd0);
    always @(posedge clock) begin
       if (rst) begin
-         oq_n[g] <= 2'd0; oq0[g] <= {iw}'d0; oq1[g] <= {iw}'d0;
+         oq_n[g] <= 2'd0; oq0[g] <= {iw}'d0; oq1[g] <= {iw}'d0; ob[g] <= 1'b0;
          wait_ent[g] <= 1'b0; wait_idx[g] <= {iw}'d0; odm[g] <= 1'b0;
       end else begin
          // pop first, then push
@@ -190,6 +288,7 @@ generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
          if (push_g & (n1 == 2'd0)) oq0[g] <= push_idx;
          else if (popq[g]) oq0[g] <= oq1[g];
          if (push_g & (n1 != 2'd0)) oq1[g] <= push_idx;
+         ob[g] <= push_first ? (pop ? pe1 : pe0) : ((n1 != 2'd0) & (pop ? b1 : b0));
          if (wait_set & wsel[g]) begin
             wait_ent[g] <= 1'b1;
             wait_idx[g] <= k;
@@ -199,12 +298,36 @@ generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
    end
 end endgenerate
 
-always @(*) yq_valid = oq_n[w] != 2'd0;
-always @(*) yq_idx = (oq_n[w] == 2'd2) ? oq1[w] : oq0[w];
-always @(*) q_full = oq_n[w] == 2'd2;
-always @(*) older = |older_v;
+always @(*) older = |(ev_mask & ob);
+
+// r1's warp, selected from registers one cycle before its decision; this
+// cycle's updates of that warp are applied after the select (pop first,
+// then push, as in the tables), so the registers hold its state at the
+// start of the decision cycle
+wire [{wbm}:0] w1 = sel_warp;
+wire same = w1 == w;
+wire [1:0] s_n = oq_n[w1];
+wire [{im}:0] s_q0 = oq0[w1];
+wire [{im}:0] s_q1 = oq1[w1];
+wire s_pop = popq[w1];
+wire [1:0] s_n1 = s_n - {{1'b0, s_pop}};
+wire [{im}:0] s_ya = ((s_n1 == 2'd2) | s_pop) ? s_q1 : s_q0;
+wire s_push = push & same;
+always @(posedge clock) begin
+   if (rst) begin
+      w_stall <= 1'b0; yq_valid <= 1'b0; yq_idx <= {iw}'d0; q_full <= 1'b0;
+   end else begin
+      w_stall <= st_keep[w1] | (st_endp[w1] & ~pop) | (same & (odm_req | wait_set));
+      yq_valid <= s_push | (s_n1 != 2'd0);
+      yq_idx <= s_push ? push_idx : s_ya;
+      q_full <= (s_n1 == 2'd2) | (s_push & (s_n1 == 2'd1));
+   end
+end
 ",
-            o_older = v_older("oq0[g]", "k", "head"),
+            py0 = v_older("yy", "k1", "head"),
+            pt0 = v_older("tail", "k1", "head"),
+            c0 = v_older("oq0[g]", "k1", "head"),
+            c1 = v_older("oq1[g]", "k1", "head"),
             wm = W - 1,
             w_ = W,
             im = IW - 1,
