@@ -285,9 +285,8 @@ wire [2:0] t = r2_op + 3'd1;
 wire stalls_odm = (r2_op == 3'd2) | (r2_op == 3'd5) | (r2_op == 3'd6);
 // derived state (section 3)
 wire empty = ~full & (head == tail);
-wire [{im}:0] age_k = r2_pbidx - head;
-wire [{im}:0] used = tail - head;
-wire live_k = full | (age_k < used);
+// k is live when it is older than tail (the no-subtract age compare)
+wire live_k = full | {k_older_tail};
 wire busy = fifo_has | (ha_flush & (h_line == r2_line));
 wire buffered = r2_pbv & live_k & (k_type == 3'd1) & (k_line == r2_line);
 // the warp's youngest ordering entry is younger than k
@@ -344,6 +343,7 @@ always @(*) oq_idx = e;
 always @(*) oq_y = o_coal;
 ",
             k_older_y = v_older("r2_pbidx", "yq_idx", "head"),
+            k_older_tail = v_older("r2_pbidx", "tail", "head"),
             wbm = WB.max(1) - 1,
             wm = W - 1,
             w = W,
