@@ -72,17 +72,20 @@ fn cycles_of(out: &str) -> u64 {
 /// The experiments' hooks change the run they name: an artifact switch
 /// (the ack leaves out the PCIe round trip) and a unit-model deviation
 /// (no FSM gating) each make Scan's SBRP-far run shorter.
+/// Cycles of `sbrp` with `base` then `extra` (exit 0 asserted).
+fn bench_cycles(base: &[&str], extra: &[&str]) -> u64 {
+    let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+    let (code, out, err) = sbrp(&args);
+    assert_eq!(code, 0, "{args:?}: {out}{err}");
+    cycles_of(&out)
+}
+
 #[test]
 fn bench_set_and_unit_fault_change_the_run() {
     let base = [
         "bench", "--app", "scan", "--size", "4096", "--preset", "sbrp-far",
     ];
-    let run = |extra: &[&str]| {
-        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
-        let (code, out, err) = sbrp(&args);
-        assert_eq!(code, 0, "{args:?}: {out}{err}");
-        cycles_of(&out)
-    };
+    let run = |extra: &[&str]| bench_cycles(&base, extra);
     let plain = run(&[]);
     let ack_l2 = run(&["--set", "artifact.ack_at_l2=true"]);
     let no_fsm = run(&["--unit-fault", "ignore-fsm"]);
@@ -98,12 +101,7 @@ fn bench_artifact_is_the_switches_and_the_far_channel() {
     let base = [
         "bench", "--app", "srad", "--size", "128", "--preset", "sbrp-far",
     ];
-    let run = |extra: &[&str]| {
-        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
-        let (code, out, err) = sbrp(&args);
-        assert_eq!(code, 0, "{args:?}: {out}{err}");
-        cycles_of(&out)
-    };
+    let run = |extra: &[&str]| bench_cycles(&base, extra);
     let art = run(&["--artifact"]);
     assert_ne!(art, run(&[]), "--artifact changes the run");
     let mut spelled = vec![];

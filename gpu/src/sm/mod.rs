@@ -11,6 +11,7 @@
 mod access;
 mod coalesce;
 pub mod l1;
+mod skip;
 mod steps;
 mod unit_port;
 mod warp;

@@ -6,7 +6,7 @@
 //! handshake, and warps resuming when their `stall` bit falls.
 //!
 //! The unit is stepped only while something is under way ([`UnitState::busy`]),
-//! and a replay loop against a frozen unit is skipped ([`Sm::try_skip`]).
+//! and a replay loop against a frozen unit is skipped (`skip.rs`).
 
 use std::collections::VecDeque;
 
@@ -21,7 +21,7 @@ use crate::config::Model;
 use crate::mem::{Access, MemReq};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Inv {
+pub(super) enum Inv {
     #[default]
     Idle,
     Due(u64),
@@ -30,10 +30,10 @@ enum Inv {
 
 /// A request taken by the unit, awaiting its response (in order).
 #[derive(Clone, Copy, Debug)]
-struct Pending {
-    warp: usize,
-    op: Op,
-    slot: usize,
+pub(super) struct Pending {
+    pub(super) warp: usize,
+    pub(super) op: Op,
+    pub(super) slot: usize,
 }
 
 /// A request chosen for this cycle.
@@ -46,10 +46,6 @@ struct Request {
     install: Option<u64>,
 }
 
-/// The longest skip of a replay loop, in cycles (keeps deadlock detection,
-/// which counts loop turns, from jumping far).
-const SKIP_MAX: u64 = 1 << 16;
-
 /// An evicted line's tag, dirty sectors and written words.
 type Evicted = (u64, u8, Vec<(u64, u64)>);
 
@@ -57,30 +53,30 @@ type Evicted = (u64, u8, Vec<(u64, u64)>);
 pub struct UnitState {
     /// The unit must be stepped next cycle.
     pub busy: bool,
-    pending: VecDeque<Pending>,
+    pub(super) pending: VecDeque<Pending>,
     /// Acknowledgements to present: (epoch, count), oldest first.
-    acks: VecDeque<(u8, u32)>,
-    inv: Inv,
-    inv_pulse: bool,
+    pub(super) acks: VecDeque<(u8, u32)>,
+    pub(super) inv: Inv,
+    pub(super) inv_pulse: bool,
     pub stall: u64,
-    last_idle: bool,
+    pub(super) last_idle: bool,
     /// The outputs of the last step, to see when the unit stands still.
-    prev_out: Option<PbOut>,
+    pub(super) prev_out: Option<PbOut>,
     /// The unit's state key at the previous quiet, unchanged cycle, and how
     /// many such cycles in a row; a scratch buffer.
-    still_key: Vec<u64>,
-    still_n: u32,
-    key_buf: Vec<u64>,
+    pub(super) still_key: Vec<u64>,
+    pub(super) still_n: u32,
+    pub(super) key_buf: Vec<u64>,
     /// Words of evicted lines awaiting their eviction flush, by L1 slot.
-    wb: LineMap<VecDeque<Evicted>>,
+    pub(super) wb: LineMap<VecDeque<Evicted>>,
     /// Flushes taken and not acknowledged.
-    flush_out: u32,
-    req_rr: usize,
+    pub(super) flush_out: u32,
+    pub(super) req_rr: usize,
     /// Breaches of the interface seen (a run with any fails).
     pub failures: Vec<String>,
     /// The inputs of the last three steps, newest first: the unit's
     /// request pipeline holds them.
-    ring: [PbIn; 3],
+    pub(super) ring: [PbIn; 3],
     /// The next cycle to visit after a skip of a replay loop (0: none).
     pub skip_to: u64,
 }
@@ -125,7 +121,7 @@ impl UnitState {
 }
 
 /// The unit's opcode for ordering instruction `i`.
-fn ordering_op(cx: &Ctx, i: &Instr) -> Op {
+pub(super) fn ordering_op(cx: &Ctx, i: &Instr) -> Op {
     let dev = |s: Scope| {
         cx.fault != Fault::DropScope && (s == Scope::Device || cx.cfg.model == Model::SbrpDevice)
     };
@@ -361,297 +357,6 @@ impl Sm {
         if self.unit_state.busy {
             self.try_skip(cx);
         }
-    }
-
-    /// The coming cycles' inputs without a request (no acknowledgement is
-    /// queued when this is asked).
-    fn quiet_inputs(&self, cx: &Ctx) -> PbIn {
-        PbIn {
-            flush_ready: self.unit_state.flush_out < cx.cfg.l1.miss_queue,
-            drain_all: self.draining && self.live_warps == 0,
-            ..PbIn::idle()
-        }
-    }
-
-    /// The request warp `w` sends while it replays an ordering op, if it
-    /// is one.
-    fn ordering_request(&mut self, cx: &Ctx, w: usize) -> Option<PbIn> {
-        let warp = &self.warps[w];
-        if warp.evict.is_some() || warp.phase == Phase::Lines {
-            return None;
-        }
-        let op = match warp.order_op {
-            Some(op) => op,
-            None => {
-                // What `request_of` would cache at the first request.
-                let op = ordering_op(cx, warp.op());
-                self.warps[w].order_op = Some(op);
-                op
-            }
-        };
-        Some(PbIn {
-            req_valid: true,
-            req_op: op as u8,
-            req_warp: w as u8,
-            ..self.quiet_inputs(cx)
-        })
-    }
-
-    /// Skips a replay loop (`docs/model.md`, "Event loop"): the unit is
-    /// frozen (nothing in it moves but its request pipeline) and every
-    /// request the SM can send until its next event is an ordering op the
-    /// unit refuses, so the cycles until then only pass requests round and
-    /// count replays (with no request at all, until the unit is seen
-    /// standing still). Those cycles run on the SM's side alone; the unit then
-    /// takes the last three of their inputs (its pipeline's depth). Its
-    /// earlier, skipped steps would have changed nothing else, and the
-    /// requests those three steps meet in `r2` are refused too, so it ends
-    /// in the state cycle-by-cycle stepping leaves, and so does every count.
-    /// The answer already decided (`next_out`) must be a replay, and the
-    /// outputs read outside the step's own cycle (`stall`, which resumes
-    /// warps; `idle`, which the kernel-end check reads) must stay as they are.
-    fn try_skip(&mut self, cx: &Ctx) {
-        let now = cx.now;
-        // Cheap conditions first: nothing but the unit's port under way.
-        let st = &self.unit_state;
-        let m = self.masks;
-        if !st.acks.is_empty()
-            || st.inv != Inv::Idle
-            || st.inv_pulse
-            || m.ready | m.due != 0
-            || m.waitstall & !st.stall != 0
-            || self.cta_done
-            || self.bar_arrived
-        {
-            return;
-        }
-        let quiet = self.quiet_inputs(cx);
-        let unit = self.unit.as_ref().expect("SBRP SM has a unit");
-        let refused = |r: &PbIn| !r.req_valid || unit.refuses(r);
-        let st = &self.unit_state;
-        // The request the unit takes next (input t-1) is refused.
-        if !unit.frozen(&quiet) || !refused(&st.ring[1]) {
-            return;
-        }
-        // The answer the SM sees next (to input t-2, decided in the step
-        // just taken, maybe before the unit froze) is a replay.
-        let Some(next) = unit.next_out() else {
-            return;
-        };
-        if next.rsp_valid && next.rsp_kind != RspKind::Replay as u8
-            || next.stall != self.unit_state.stall
-            || next.idle != self.unit_state.last_idle
-            || next.error != 0
-        {
-            return;
-        }
-        let st = &self.unit_state;
-        if next.rsp_valid != st.ring[2].req_valid
-            || !refused(&st.ring[0])
-            || st.pending.iter().any(|p| !p.op.is_ordering())
-            || self.ev_next <= now + 1
-        {
-            return;
-        }
-        let mut st_steps = m.steps;
-        while st_steps != 0 {
-            let w = st_steps.trailing_zeros() as usize;
-            st_steps &= st_steps - 1;
-            if !self.steps_blocked(&self.warps[w]) {
-                return;
-            }
-        }
-        // What every warp that can send would send: an ordering op the
-        // unit refuses, or else the skip ends before it is sent.
-        let senders = m.unitreq & !self.unit_state.stall;
-        let mut reqs = [PbIn::idle(); 64];
-        let mut stop = 0u64;
-        let mut b = senders;
-        while b != 0 {
-            let w = b.trailing_zeros() as usize;
-            b &= b - 1;
-            match self.ordering_request(cx, w) {
-                Some(r) if self.unit.as_ref().unwrap().refuses(&r) => reqs[w] = r,
-                _ => stop |= 1 << w,
-            }
-        }
-        for p in &self.unit_state.pending {
-            let r = PbIn {
-                req_valid: true,
-                req_op: p.op as u8,
-                req_warp: p.warp as u8,
-                ..quiet
-            };
-            if self.unit.as_ref().unwrap().refuses(&r) {
-                reqs[p.warp] = r;
-            } else {
-                stop |= 1 << p.warp;
-            }
-        }
-        self.skip_replays(cx, quiet, &reqs, stop, next);
-    }
-
-    /// Runs the frozen replay loop on the SM's side from the next cycle up
-    /// to the cycle before the SM's next event, or before a warp of `stop`
-    /// would send its request (see [`Sm::try_skip`]).
-    fn skip_replays(&mut self, cx: &Ctx, quiet: PbIn, reqs: &[PbIn; 64], stop: u64, next: PbOut) {
-        let now = cx.now;
-        let mut end = (self.ev_next - 1).min(cx.limit).min(now + SKIP_MAX);
-        let n = self.warps.len();
-        let st = &mut self.unit_state;
-        let stall = st.stall;
-        // The outputs from the next cycle on but for the answers (frozen).
-        let base = next;
-        let prev_out = st.prev_out.expect("the unit was stepped");
-        st.key_buf.clear();
-        self.unit.as_ref().unwrap().state_key(&mut st.key_buf);
-        // Requests as warp numbers (NONE: no request), answers as codes of
-        // the response outputs (the other outputs stay those of `base`).
-        const NONE: u8 = 0xff;
-        let code = |o: &PbOut| {
-            o.rsp_valid as u64
-                | (o.rsp_warp as u64) << 1
-                | (o.rsp_kind as u64) << 8
-                | (o.rsp_idx as u64) << 16
-        };
-        let warp_of = |r: &PbIn| if r.req_valid { r.req_warp & 63 } else { NONE };
-        let mut ring = st.ring.map(|r| warp_of(&r));
-        let mut prev = code(&prev_out);
-        // The step just taken may have changed other outputs: then the
-        // first cycle's outputs differ from the last ones whatever the answer.
-        let mut changed = PbOut {
-            rsp_valid: false,
-            rsp_warp: 0,
-            rsp_kind: 0,
-            rsp_idx: 0,
-            ..prev_out
-        } != PbOut {
-            rsp_valid: false,
-            rsp_warp: 0,
-            rsp_kind: 0,
-            rsp_idx: 0,
-            ..base
-        };
-        let mut unitreq = self.masks.unitreq;
-        let mut pending = [0u8; 4];
-        let mut np = 0;
-        for p in &st.pending {
-            pending[np] = p.warp as u8;
-            np += 1;
-        }
-        let mut rr = st.req_rr;
-        let mut still_n = st.still_n;
-        let mut key_is_still = st.still_key == st.key_buf;
-        let mut replays = 0u64;
-        let stalled = self.masks.waitstall != 0;
-        let mut busy = true;
-        for c in now + 1..=end {
-            // The request of the cycle: round robin over the senders.
-            let mut req = NONE;
-            let bits = unitreq & !stall;
-            if bits != 0 {
-                let k = bits.rotate_right(rr as u32).trailing_zeros() as usize;
-                let w = (rr + k) % 64;
-                if stop >> w & 1 == 1 {
-                    // This cycle runs for real.
-                    end = c - 1;
-                    break;
-                }
-                rr = (w + 1) % n;
-                req = w as u8;
-                // Taken (before the oldest is answered, as in `unit_cycle`).
-                unitreq &= !(1u64 << w);
-                pending[np] = req;
-                np += 1;
-            }
-            // The answer to the input of three cycles ago: a replay.
-            let mut rsp = 0;
-            if ring[2] != NONE {
-                let w = pending[0];
-                debug_assert_eq!(w, ring[2], "replay loop order");
-                pending.copy_within(1.., 0);
-                np -= 1;
-                unitreq |= 1u64 << w;
-                replays += 1;
-                rsp = 1 | (w as u64) << 1 | (RspKind::Replay as u64) << 8;
-            }
-            // `unit_cycle`'s stillness count (the state key is constant).
-            if req == NONE && np == 0 && prev == rsp && !changed {
-                if still_n > 0 && key_is_still {
-                    still_n += 1;
-                } else {
-                    still_n = 1;
-                    key_is_still = true;
-                }
-            } else {
-                still_n = 0;
-            }
-            prev = rsp;
-            changed = false;
-            ring = [req, ring[0], ring[1]];
-            // `unit_cycle`'s `busy`: once the unit is seen standing still
-            // with nothing to send, the SM stops stepping it.
-            busy = np > 0 || unitreq != 0 || still_n < 3 && (!base.idle || stalled);
-            if !busy {
-                end = c;
-                break;
-            }
-        }
-        if end == now {
-            return;
-        }
-        let input = |w: u8| if w == NONE { quiet } else { reqs[w as usize] };
-        let ring = ring.map(input);
-        let mut last = base;
-        last.rsp_valid = prev & 1 == 1;
-        last.rsp_warp = (prev >> 1) as u8 & 63;
-        last.rsp_kind = (prev >> 8) as u8 & 3;
-        last.rsp_idx = (prev >> 16) as u32;
-        // The unit takes the last inputs (at most three; fewer if the skip
-        // is shorter, the others it has taken already).
-        let k = (end - now).min(3) as usize;
-        let unit = self.unit.as_mut().unwrap();
-        for i in (0..k).rev() {
-            let _ = unit.step(&ring[i]);
-        }
-        // The warps' states, the port, the counts.
-        let st = &mut self.unit_state;
-        st.pending.clear();
-        for &w in &pending[..np] {
-            let w = w as usize;
-            st.pending.push_back(Pending {
-                warp: w,
-                op: sbrp_iface::Op::from_bits(reqs[w].req_op),
-                slot: 0,
-            });
-        }
-        st.req_rr = rr;
-        st.ring = ring;
-        st.prev_out = Some(last);
-        st.still_n = still_n;
-        if key_is_still && st.still_key != st.key_buf {
-            std::mem::swap(&mut st.still_key, &mut st.key_buf);
-        }
-        st.skip_to = end + 1;
-        st.busy = busy;
-        self.stats.actr_peak = self.stats.actr_peak.max(base.obs_actr);
-        let mut b = self.masks.unitreq | unitreq;
-        while b != 0 {
-            let w = b.trailing_zeros() as usize;
-            b &= b - 1;
-            if unitreq >> w & 1 == 1 && self.warps[w].state() != WState::UnitReq {
-                self.set_state(w, WState::UnitReq);
-            }
-        }
-        for &w in &pending[..np] {
-            let w = w as usize;
-            if self.warps[w].state() != WState::InFlight {
-                self.set_state(w, WState::InFlight);
-            }
-        }
-        self.stats.unit_steps += end - now;
-        self.stats.replays += replays;
-        self.stats.replays_ordering += replays;
     }
 
     fn taken(&mut self, r: Request, now: u64) {
