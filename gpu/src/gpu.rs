@@ -15,6 +15,7 @@ use crate::flags::Flags;
 use crate::mem::{MemStats, MemSystem};
 use crate::sm::{Ctx, Fault, Sm, WState, CAUSES};
 use crate::stats::SmStats;
+use crate::wake::WakeQueue;
 
 /// Cycles without progress (an instruction other than a poll, or a flush)
 /// after which a run is reported as a deadlock.
@@ -72,6 +73,10 @@ pub struct RunOpts<'a> {
     pub max_cycles: Option<u64>,
     /// Called now and then with (cycle, warp instructions, kernel index).
     pub progress: Option<&'a mut dyn FnMut(u64, u64, usize)>,
+    /// Step the units in every busy cycle: no skipping of replay loops
+    /// (`docs/model.md`, "Event loop"), to check that skipping changes
+    /// nothing.
+    pub no_skip: bool,
 }
 
 /// The GPU.
@@ -180,12 +185,19 @@ impl Gpu {
                 end = RunEnd::Cut;
                 break;
             }
-            // The earliest wake, kept up to date by the SM loop below.
-            let mut t_next = wake.iter().copied().min().unwrap_or(u64::MAX);
+            // SMs by wake cycle, then index (the order of visits within a
+            // cycle); an SM's state changes only when it is visited, so its
+            // one entry and its done flag are renewed then.
+            let mut due = WakeQueue::new(n);
+            for (s, &w) in wake.iter().enumerate() {
+                due.push(s, w);
+            }
+            let mut done: Vec<bool> = self.sms.iter().map(|sm| self.sm_done(sm)).collect();
+            let mut not_done = done.iter().filter(|d| !**d).count();
+            let mut visit: Vec<usize> = Vec::with_capacity(n);
             loop {
-                let t = t_next;
-                let all_done = next_cta == kinfo.grid && self.sms.iter().all(|sm| self.sm_done(sm));
-                if all_done {
+                let t = due.next();
+                if next_cta == kinfo.grid && not_done == 0 {
                     break;
                 }
                 if t == u64::MAX {
@@ -205,13 +217,10 @@ impl Gpu {
                 }
                 self.now = t;
                 let mut failed = false;
-                t_next = u64::MAX;
-                #[allow(clippy::needless_range_loop)] // `wake` and `self.sms` both
-                for s in 0..n {
-                    if wake[s] > t {
-                        t_next = t_next.min(wake[s]);
-                        continue;
-                    }
+                // Every SM due now, in index order; a wake is always later
+                // than the visit that sets it.
+                due.take(t, &mut visit);
+                for &s in &visit {
                     let mut cx = Ctx {
                         cfg: &self.cfg,
                         fault: self.fault,
@@ -219,6 +228,7 @@ impl Gpu {
                         flags: &mut self.flags,
                         now: t,
                         limit: opts.max_cycles.unwrap_or(u64::MAX),
+                        skip: !opts.no_skip,
                     };
                     self.sms[s].cycle(&mut cx);
                     if self.sms[s].reap() > 0 {
@@ -235,8 +245,18 @@ impl Gpu {
                         sm.unit_state.busy = sm.unit.is_some();
                     }
                     wake[s] = sm.next_wake(t);
-                    t_next = t_next.min(wake[s]);
+                    debug_assert!(wake[s] > t, "SM {s} wakes at {} after {t}", wake[s]);
+                    due.push(s, wake[s]);
                     failed |= !sm.unit_state.failures.is_empty();
+                    let d = self.sm_done(&self.sms[s]);
+                    if d != done[s] {
+                        done[s] = d;
+                        if d {
+                            not_done -= 1;
+                        } else {
+                            not_done += 1;
+                        }
+                    }
                 }
                 if failed {
                     let failures: Vec<String> = self
@@ -352,6 +372,7 @@ impl Gpu {
                 flags: &mut self.flags,
                 now,
                 limit: now,
+                skip: true,
             };
             sm.kernel_end(&mut cx);
         }

@@ -9,6 +9,7 @@ pub mod mem;
 pub mod presets;
 pub mod sm;
 pub mod stats;
+mod wake;
 
 pub use config::GpuConfig;
 pub use gpu::{Gpu, KernelReport, RunOpts, RunReport};

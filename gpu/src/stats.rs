@@ -29,6 +29,9 @@ pub struct SmStats {
     pub waits: u64,
     pub fence_delays: u64,
     pub unit_steps: u64,
+    /// Of those: cycles of replay loops skipped, the unit not stepped
+    /// (`docs/model.md`, "Event loop").
+    pub unit_steps_skipped: u64,
     pub actr_peak: u32,
 }
 
@@ -51,6 +54,7 @@ impl SmStats {
         self.waits += o.waits;
         self.fence_delays += o.fence_delays;
         self.unit_steps += o.unit_steps;
+        self.unit_steps_skipped += o.unit_steps_skipped;
         self.actr_peak = self.actr_peak.max(o.actr_peak);
     }
 }

@@ -70,6 +70,8 @@ pub struct GpuRunOpts {
     /// Keep the execution record (for expectations, `--record`).
     pub record: bool,
     pub max_cycles: Option<u64>,
+    /// Step every busy unit every cycle (`sbrp_gpu::RunOpts::no_skip`).
+    pub no_skip: bool,
     /// Where a divergence's waveforms go.
     pub mismatch_dir: PathBuf,
     /// A fault injected into the GPU model (negative controls).
@@ -91,6 +93,7 @@ impl GpuRunOpts {
             shadow: Shadow::None,
             record: false,
             max_cycles: None,
+            no_skip: false,
             mismatch_dir: PathBuf::from("out/mismatch"),
             fault: sbrp_gpu::sm::Fault::None,
             unit_fault: sbrp_sim_fast::Fault::None,
@@ -431,6 +434,7 @@ pub fn run_program(o: &GpuRunOpts) -> Result<GpuRunOutcome> {
                 progress: o
                     .progress
                     .then_some(&mut draw as &mut dyn FnMut(u64, u64, usize)),
+                no_skip: o.no_skip,
             },
         )
     };

@@ -43,6 +43,8 @@ pub struct Ctx<'a> {
     /// The last cycle the run may simulate (`--max-cycles`): a skip of idle
     /// cycles stops there.
     pub limit: u64,
+    /// Replay loops may be skipped (`skip.rs`).
+    pub skip: bool,
 }
 
 /// A fault injected into the model (negative controls: the checks must

@@ -5,11 +5,37 @@
 //! cycle-by-cycle stepping leaves. Split from `unit_port.rs`, which calls
 //! [`Sm::try_skip`] after each unit cycle.
 
-use sbrp_iface::{PbIn, PbOut, RspKind};
+use sbrp_iface::{Op, PbIn, PbOut, RspKind};
 
 use super::unit_port::{ordering_op, Inv, Pending};
 use super::warp::{Phase, WState};
 use super::{Ctx, Sm};
+
+/// The evictions a replay loop sends or has in flight: warps, and each
+/// one's L1 slot (distinct: two evictions of one slot pin each other).
+#[derive(Default)]
+struct Evicts {
+    warps: u64,
+    list: [(u8, u32); 8],
+    n: usize,
+}
+
+impl Evicts {
+    /// False when the slot is taken already or the list is full.
+    fn add(&mut self, w: usize, slot: u32) -> bool {
+        if self.n == self.list.len() || self.list[..self.n].iter().any(|e| e.1 == slot) {
+            return false;
+        }
+        self.list[self.n] = (w as u8, slot);
+        self.n += 1;
+        self.warps |= 1 << w;
+        true
+    }
+}
+
+/// A skip is tried only when the SM's next event is further than this:
+/// trying costs about what stepping a few cycles does.
+const SKIP_MIN: u64 = 8;
 
 /// The longest skip of a replay loop, in cycles (keeps deadlock detection,
 /// which counts loop turns, from jumping far).
@@ -26,11 +52,19 @@ impl Sm {
         }
     }
 
-    /// The request warp `w` sends while it replays an ordering op, if it
-    /// is one.
-    fn ordering_request(&mut self, cx: &Ctx, w: usize) -> Option<PbIn> {
+    /// The request warp `w` sends while it replays an ordering op or an
+    /// eviction, if it is one (as `request_of` builds it).
+    fn replay_request(&mut self, cx: &Ctx, w: usize) -> Option<PbIn> {
         let warp = &self.warps[w];
-        if warp.evict.is_some() || warp.phase == Phase::Lines {
+        if let Some(v) = warp.evict {
+            let l = &self.l1.lines[v];
+            // A pinned or cleaned victim makes `request_of` send nothing.
+            if l.pinned || !self.l1.victim_dirty(v) || !l.pm {
+                return None;
+            }
+            return Some(self.evict_input(cx, w, v));
+        }
+        if warp.phase == Phase::Lines {
             return None;
         }
         let op = match warp.order_op {
@@ -48,6 +82,20 @@ impl Sm {
             req_warp: w as u8,
             ..self.quiet_inputs(cx)
         })
+    }
+
+    /// Warp `w`'s eviction of L1 slot `v`, with the line's hook.
+    fn evict_input(&self, cx: &Ctx, w: usize, v: usize) -> PbIn {
+        let hook = self.l1.lines[v].hook;
+        PbIn {
+            req_valid: true,
+            req_op: Op::Evict as u8,
+            req_warp: w as u8,
+            req_line: v as u32,
+            req_pbv: hook.is_some(),
+            req_pbidx: hook.unwrap_or(0),
+            ..self.quiet_inputs(cx)
+        }
     }
 
     /// Skips a replay loop (`docs/model.md`, "Event loop"): the unit is
@@ -75,6 +123,8 @@ impl Sm {
             || m.waitstall & !st.stall != 0
             || self.cta_done
             || self.bar_arrived
+            || self.ev_next <= now + SKIP_MIN
+            || st.pending.iter().any(|p| p.op == Op::Store)
         {
             return;
         }
@@ -99,11 +149,7 @@ impl Sm {
             return;
         }
         let st = &self.unit_state;
-        if next.rsp_valid != st.ring[2].req_valid
-            || !refused(&st.ring[0])
-            || st.pending.iter().any(|p| !p.op.is_ordering())
-            || self.ev_next <= now + 1
-        {
+        if next.rsp_valid != st.ring[2].req_valid || !refused(&st.ring[0]) {
             return;
         }
         let mut st_steps = m.steps;
@@ -114,40 +160,76 @@ impl Sm {
                 return;
             }
         }
-        // What every warp that can send would send: an ordering op the
-        // unit refuses, or else the skip ends before it is sent.
+        // What every warp that can send would send: an ordering op or an
+        // eviction the unit refuses. Any other request (a store, a request
+        // the unit takes, an eviction whose slot another one pins) would end
+        // the skip within a few cycles: then there is none.
         let senders = m.unitreq & !self.unit_state.stall;
-        let mut reqs = [PbIn::idle(); 64];
-        let mut stop = 0u64;
+        let mut reqs = std::mem::take(&mut self.unit_state.skip_reqs);
+        reqs.resize(64, PbIn::idle());
+        let ok = self.replay_inputs(cx, quiet, senders, &mut reqs);
+        if let Some(evicts) = ok {
+            self.skip_replays(cx, quiet, &reqs, &evicts, next);
+        }
+        self.unit_state.skip_reqs = reqs;
+    }
+
+    /// The inputs of the senders and of the requests in flight in a replay
+    /// loop, into `reqs` by warp, and the evictions among them; None if the
+    /// loop would not last.
+    fn replay_inputs(
+        &mut self,
+        cx: &Ctx,
+        quiet: PbIn,
+        senders: u64,
+        reqs: &mut [PbIn],
+    ) -> Option<Evicts> {
+        let mut evicts = Evicts::default();
         let mut b = senders;
         while b != 0 {
             let w = b.trailing_zeros() as usize;
             b &= b - 1;
-            match self.ordering_request(cx, w) {
-                Some(r) if self.unit.as_ref().unwrap().refuses(&r) => reqs[w] = r,
-                _ => stop |= 1 << w,
+            reqs[w] = self.replay_request(cx, w)?;
+        }
+        let unit = self.unit.as_ref().unwrap();
+        let mut b = senders;
+        while b != 0 {
+            let w = b.trailing_zeros() as usize;
+            b &= b - 1;
+            let r = reqs[w];
+            if !unit.refuses(&r) || r.req_op == Op::Evict as u8 && !evicts.add(w, r.req_line) {
+                return None;
             }
         }
+        // A store's eviction (no `evict` victim kept) picks its victim
+        // again at each request, among the ways not pinned; the request in
+        // flight longest, answered next, may be one the unit would now take
+        // (its answer is `next`, a replay): either is sent again.
         for p in &self.unit_state.pending {
-            let r = PbIn {
-                req_valid: true,
-                req_op: p.op as u8,
-                req_warp: p.warp as u8,
-                ..quiet
-            };
-            if self.unit.as_ref().unwrap().refuses(&r) {
-                reqs[p.warp] = r;
+            let r = if p.op == Op::Evict {
+                if self.warps[p.warp].evict != Some(p.slot) || !evicts.add(p.warp, p.slot as u32) {
+                    return None;
+                }
+                self.evict_input(cx, p.warp, p.slot)
             } else {
-                stop |= 1 << p.warp;
+                PbIn {
+                    req_valid: true,
+                    req_op: p.op as u8,
+                    req_warp: p.warp as u8,
+                    ..quiet
+                }
+            };
+            if !unit.refuses(&r) {
+                return None;
             }
+            reqs[p.warp] = r;
         }
-        self.skip_replays(cx, quiet, &reqs, stop, next);
+        Some(evicts)
     }
 
     /// Runs the frozen replay loop on the SM's side from the next cycle up
-    /// to the cycle before the SM's next event, or before a warp of `stop`
-    /// would send its request (see [`Sm::try_skip`]).
-    fn skip_replays(&mut self, cx: &Ctx, quiet: PbIn, reqs: &[PbIn; 64], stop: u64, next: PbOut) {
+    /// to the cycle before the SM's next event (see [`Sm::try_skip`]).
+    fn skip_replays(&mut self, cx: &Ctx, quiet: PbIn, reqs: &[PbIn], evicts: &Evicts, next: PbOut) {
         let now = cx.now;
         let mut end = (self.ev_next - 1).min(cx.limit).min(now + SKIP_MAX);
         let n = self.warps.len();
@@ -196,6 +278,7 @@ impl Sm {
         let mut still_n = st.still_n;
         let mut key_is_still = st.still_key == st.key_buf;
         let mut replays = 0u64;
+        let mut replays_evict = 0u64;
         let stalled = self.masks.waitstall != 0;
         let mut busy = true;
         for c in now + 1..=end {
@@ -205,11 +288,6 @@ impl Sm {
             if bits != 0 {
                 let k = bits.rotate_right(rr as u32).trailing_zeros() as usize;
                 let w = (rr + k) % 64;
-                if stop >> w & 1 == 1 {
-                    // This cycle runs for real.
-                    end = c - 1;
-                    break;
-                }
                 rr = (w + 1) % n;
                 req = w as u8;
                 // Taken (before the oldest is answered, as in `unit_cycle`).
@@ -226,6 +304,7 @@ impl Sm {
                 np -= 1;
                 unitreq |= 1u64 << w;
                 replays += 1;
+                replays_evict += evicts.warps >> w & 1;
                 rsp = 1 | (w as u64) << 1 | (RspKind::Replay as u64) << 8;
             }
             // `unit_cycle`'s stillness count (the state key is constant).
@@ -272,11 +351,21 @@ impl Sm {
         st.pending.clear();
         for &w in &pending[..np] {
             let w = w as usize;
+            let op = Op::from_bits(reqs[w].req_op);
             st.pending.push_back(Pending {
                 warp: w,
-                op: sbrp_iface::Op::from_bits(reqs[w].req_op),
-                slot: 0,
+                op,
+                slot: if op == Op::Evict {
+                    reqs[w].req_line as usize
+                } else {
+                    0
+                },
             });
+        }
+        // An eviction in flight pins its slot (`taken`, `respond`).
+        for &(w, slot) in &evicts.list[..evicts.n] {
+            let in_flight = pending[..np].contains(&w);
+            self.l1.set_pinned(slot as usize, in_flight);
         }
         st.req_rr = rr;
         st.ring = ring;
@@ -303,7 +392,9 @@ impl Sm {
             }
         }
         self.stats.unit_steps += end - now;
+        self.stats.unit_steps_skipped += (end - now).saturating_sub(3);
         self.stats.replays += replays;
-        self.stats.replays_ordering += replays;
+        self.stats.replays_evict += replays_evict;
+        self.stats.replays_ordering += replays - replays_evict;
     }
 }

@@ -79,6 +79,8 @@ pub struct UnitState {
     pub(super) ring: [PbIn; 3],
     /// The next cycle to visit after a skip of a replay loop (0: none).
     pub skip_to: u64,
+    /// Scratch: the replay loop's inputs by warp (`skip.rs`).
+    pub(super) skip_reqs: Vec<PbIn>,
 }
 
 impl UnitState {
@@ -354,7 +356,7 @@ impl Sm {
         let st = &mut self.unit_state;
         st.ring = [inp, st.ring[0], st.ring[1]];
         st.skip_to = 0;
-        if self.unit_state.busy {
+        if self.unit_state.busy && cx.skip {
             self.try_skip(cx);
         }
     }

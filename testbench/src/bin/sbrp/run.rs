@@ -67,6 +67,10 @@ pub struct RunArgs {
     /// No progress line (wins over `--progress`).
     #[arg(long)]
     quiet: bool,
+    /// Step every busy persist buffer unit in every cycle (no skipping of
+    /// replay loops; the same results, slower: a check of the skipping).
+    #[arg(long)]
+    no_skip: bool,
 }
 
 pub fn run(a: &RunArgs) -> Result<Verdict> {
@@ -118,6 +122,7 @@ pub fn run(a: &RunArgs) -> Result<Verdict> {
     o.unit_fault = a.unit_fault.into();
     o.record = a.record.is_some();
     o.max_cycles = a.max_cycles;
+    o.no_skip = a.no_skip;
     o.mismatch_dir = a.mismatch_dir.clone();
     o.progress = !a.quiet && (a.progress || std::io::stderr().is_terminal());
     let t0 = std::time::Instant::now();
