@@ -32,6 +32,9 @@ pub struct SmStats {
     /// Of those: cycles of replay loops skipped, the unit not stepped
     /// (`docs/model.md`, "Event loop").
     pub unit_steps_skipped: u64,
+    /// Cycles the event loop visited the SM (the cost driver: `docs/model.md`,
+    /// "Event loop").
+    pub visits: u64,
     pub actr_peak: u32,
 }
 
@@ -55,6 +58,7 @@ impl SmStats {
         self.fence_delays += o.fence_delays;
         self.unit_steps += o.unit_steps;
         self.unit_steps_skipped += o.unit_steps_skipped;
+        self.visits += o.visits;
         self.actr_peak = self.actr_peak.max(o.actr_peak);
     }
 }

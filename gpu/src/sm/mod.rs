@@ -108,11 +108,16 @@ pub struct Sm {
     /// The persist buffer unit (SBRP models only).
     pub unit: Option<Box<dyn PbUnit>>,
     /// Events as `(cycle, kind, data)` packed in one word ([`ev_key`]),
-    /// earliest first: one integer compare per heap step.
+    /// earliest first: one integer compare per heap step. Acknowledgements
+    /// to the unit and warp timers here; the counters' decrements (MSHRs,
+    /// PM and volatile writes outstanding) in `counters`, which wake the SM
+    /// only when something reads them ([`Sm::counters_read`]).
     events: BinaryHeap<Reverse<u64>>,
-    /// The earliest event's cycle (`u64::MAX`: none), read without
-    /// touching the heap.
+    counters: BinaryHeap<Reverse<u64>>,
+    /// The earliest event's cycle of each (`u64::MAX`: none), read without
+    /// touching the heaps.
     ev_next: u64,
+    cnt_next: u64,
     rr: usize,
     pub masks: Masks,
     /// A warp arrived at a barrier since the last check.
@@ -149,7 +154,9 @@ impl Sm {
             ctas: vec![CtaSlot::default(); cfg.core.ctas_per_sm as usize],
             unit,
             events: BinaryHeap::new(),
+            counters: BinaryHeap::new(),
             ev_next: u64::MAX,
+            cnt_next: u64::MAX,
             rr: 0,
             masks: Masks::default(),
             bar_arrived: false,
@@ -348,9 +355,26 @@ impl Sm {
                 return now + 1;
             }
         }
-        let mut t = u64::MAX;
-        t = t.min(self.ev_next);
-        t.max(now + 1)
+        self.ev_wake().max(now + 1)
+    }
+
+    /// Something reads the counters the `counters` events decrement before
+    /// the next visit could: a step waiting for acknowledgements (epoch and
+    /// GPM fences), or the kernel-end check (`drained`). A warp waiting for
+    /// MSHRs is ready, and a ready warp wakes the SM every cycle.
+    fn counters_read(&self) -> bool {
+        self.masks.steps != 0 || self.live_warps == 0 || self.draining
+    }
+
+    /// The earliest event that must wake the SM (`u64::MAX`: none). A
+    /// counter's decrement nobody reads meanwhile waits for the next visit:
+    /// decrements commute with every other event's effect.
+    fn ev_wake(&self) -> u64 {
+        if self.counters_read() {
+            self.ev_next.min(self.cnt_next)
+        } else {
+            self.ev_next
+        }
     }
 
     fn draining_busy(&self) -> bool {
@@ -432,6 +456,7 @@ impl Sm {
     /// One cycle.
     pub fn cycle(&mut self, cx: &mut Ctx) {
         let now = cx.now;
+        self.stats.visits += 1;
         self.events_due(now);
         self.issue(cx);
         if self.unit.is_some() {
@@ -451,11 +476,30 @@ impl Sm {
 
     /// Queues an event of `kind` at cycle `t`.
     fn push_event(&mut self, t: u64, kind: u8, data: u8) {
-        self.events.push(Reverse(ev_key(t, kind, data)));
-        self.ev_next = self.ev_next.min(t);
+        if kind <= EV_ACK_VOL {
+            self.counters.push(Reverse(ev_key(t, kind, data)));
+            self.cnt_next = self.cnt_next.min(t);
+        } else {
+            self.events.push(Reverse(ev_key(t, kind, data)));
+            self.ev_next = self.ev_next.min(t);
+        }
     }
 
     fn events_due(&mut self, now: u64) {
+        if self.cnt_next <= now {
+            while let Some(&Reverse(e)) = self.counters.peek() {
+                if e >> 16 > now {
+                    break;
+                }
+                self.counters.pop();
+                match (e >> 8) as u8 {
+                    EV_MSHR => self.mshr -= 1,
+                    EV_ACK_PM => self.pm_out -= 1,
+                    _ => self.vol_out -= 1,
+                }
+            }
+            self.cnt_next = self.counters.peek().map_or(u64::MAX, |&Reverse(e)| e >> 16);
+        }
         if self.ev_next > now {
             return;
         }
@@ -466,9 +510,6 @@ impl Sm {
             }
             self.events.pop();
             match kind {
-                EV_MSHR => self.mshr -= 1,
-                EV_ACK_PM => self.pm_out -= 1,
-                EV_ACK_VOL => self.vol_out -= 1,
                 EV_ACK_FLUSH => {
                     self.pm_out -= 1;
                     self.unit_state.ack(data);

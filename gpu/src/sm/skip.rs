@@ -123,7 +123,7 @@ impl Sm {
             || m.waitstall & !st.stall != 0
             || self.cta_done
             || self.bar_arrived
-            || self.ev_next <= now + SKIP_MIN
+            || self.ev_wake() <= now + SKIP_MIN
             || st.pending.iter().any(|p| p.op == Op::Store)
         {
             return;
@@ -231,7 +231,7 @@ impl Sm {
     /// to the cycle before the SM's next event (see [`Sm::try_skip`]).
     fn skip_replays(&mut self, cx: &Ctx, quiet: PbIn, reqs: &[PbIn], evicts: &Evicts, next: PbOut) {
         let now = cx.now;
-        let mut end = (self.ev_next - 1).min(cx.limit).min(now + SKIP_MAX);
+        let mut end = (self.ev_wake() - 1).min(cx.limit).min(now + SKIP_MAX);
         let n = self.warps.len();
         let st = &mut self.unit_state;
         let stall = st.stall;

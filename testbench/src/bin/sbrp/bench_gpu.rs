@@ -67,6 +67,18 @@ pub fn run(a: &BenchGpuArgs) -> Result<Verdict> {
             r.cycles as f64 / secs / 1e6,
             if r.finished { "" } else { "  NOT FINISHED" }
         );
+        // What the time went on: the event loop's SM visits (each costs
+        // the same order of work), and the units' steps.
+        let per = |x: u64| x as f64 / r.sm.instrs.max(1) as f64;
+        let sm_cycles = r.cycles.max(1) * cfg.core.sms as u64;
+        println!(
+            "{:<16} SM visits {:.2} per warp instr ({:.1}% of SM-cycles); unit steps {:.2} per warp instr ({:.0}% skipped)",
+            "",
+            per(r.sm.visits),
+            100.0 * r.sm.visits as f64 / sm_cycles as f64,
+            per(r.sm.unit_steps),
+            100.0 * r.sm.unit_steps_skipped as f64 / r.sm.unit_steps.max(1) as f64,
+        );
     }
     Ok(Verdict::of(ok))
 }
