@@ -56,6 +56,7 @@ impl Sm {
         );
         if pm {
             self.pm_out += 1;
+            self.pm_last = self.pm_last.max(d.at);
             self.push_event(d.at, EV_ACK_PM, 0);
             self.stats.pm_flushes += 1;
             self.stats.evict_flushes += _evict as u64;
@@ -84,6 +85,7 @@ impl Sm {
             }
         } else {
             self.vol_out += 1;
+            self.vol_last = self.vol_last.max(d.at);
             self.push_event(d.at, EV_ACK_VOL, 0);
         }
     }

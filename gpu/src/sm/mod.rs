@@ -132,6 +132,10 @@ pub struct Sm {
     /// PM writes (flushes, write-backs) and volatile writes not yet acknowledged.
     pub pm_out: u32,
     pub vol_out: u32,
+    /// The latest acknowledgement cycle of the PM and volatile writes sent:
+    /// when outstanding, their counts fall to zero then and not before.
+    pm_last: u64,
+    vol_last: u64,
     /// Kernel end: drain (SBRP `drain_all`; epoch: flush the PM lines).
     pub draining: bool,
     /// A CTA finished since the last `reap`.
@@ -168,6 +172,8 @@ impl Sm {
             ldst_free: 0,
             pm_out: 0,
             vol_out: 0,
+            pm_last: 0,
+            vol_last: 0,
             draining: false,
             cta_done: false,
             // A unit just reset holds nothing.
@@ -358,23 +364,40 @@ impl Sm {
         self.ev_wake().max(now + 1)
     }
 
-    /// Something reads the counters the `counters` events decrement before
-    /// the next visit could: a step waiting for acknowledgements (epoch and
-    /// GPM fences), or the kernel-end check (`drained`). A warp waiting for
-    /// MSHRs is ready, and a ready warp wakes the SM every cycle.
-    fn counters_read(&self) -> bool {
-        self.masks.steps != 0 || self.live_warps == 0 || self.draining
-    }
-
-    /// The earliest event that must wake the SM (`u64::MAX`: none). A
-    /// counter's decrement nobody reads meanwhile waits for the next visit:
-    /// decrements commute with every other event's effect.
+    /// The earliest event that must wake the SM (`u64::MAX`: none). The
+    /// counters the `counters` events decrement are read by a step waiting
+    /// for acknowledgements (epoch and GPM fences), which can go on only
+    /// when its count is zero, at the latest acknowledgement
+    /// (`pm_last`, `vol_last`), and by the kernel-end check (`drained`),
+    /// which wakes at every decrement. A warp waiting for MSHRs is ready,
+    /// and a ready warp wakes the SM every cycle. A decrement nobody reads
+    /// meanwhile waits for the next visit: decrements commute with every
+    /// other event's effect.
     fn ev_wake(&self) -> u64 {
-        if self.counters_read() {
-            self.ev_next.min(self.cnt_next)
-        } else {
-            self.ev_next
+        let mut t = self.ev_next;
+        if self.live_warps == 0 || self.draining {
+            return t.min(self.cnt_next);
         }
+        let mut st = self.masks.steps;
+        while st != 0 {
+            let w = st.trailing_zeros() as usize;
+            st &= st - 1;
+            let warp = &self.warps[w];
+            match warp.steps.get(warp.step_i) {
+                Some(Step::WaitPm) if self.pm_out > 0 => t = t.min(self.pm_last),
+                Some(Step::WaitAll) if self.pm_out + self.vol_out > 0 => {
+                    let mut last = self.pm_last.max(self.vol_last);
+                    if self.pm_out == 0 {
+                        last = self.vol_last;
+                    } else if self.vol_out == 0 {
+                        last = self.pm_last;
+                    }
+                    t = t.min(last);
+                }
+                _ => {}
+            }
+        }
+        t
     }
 
     fn draining_busy(&self) -> bool {

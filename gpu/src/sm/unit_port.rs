@@ -427,6 +427,7 @@ impl Sm {
             },
         );
         self.pm_out += 1;
+        self.pm_last = self.pm_last.max(d.at);
         self.unit_state.flush_out += 1;
         self.push_event(d.at, EV_ACK_FLUSH, out.flush_epoch);
         self.stats.pm_flushes += 1;
