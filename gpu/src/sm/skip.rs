@@ -7,29 +7,28 @@
 
 use sbrp_iface::{Op, PbIn, PbOut, RspKind};
 
+use super::l1::Lookup;
 use super::unit_port::{ordering_op, Inv, Pending};
 use super::warp::{Phase, WState};
 use super::{Ctx, Sm};
 
-/// The evictions a replay loop sends or has in flight: warps, and each
-/// one's L1 slot (distinct: two evictions of one slot pin each other).
-#[derive(Default)]
-struct Evicts {
+/// The requests of a replay loop that pin an L1 slot while in flight
+/// (`taken`, `respond`): evictions and stores to a line the L1 holds. Each
+/// one's slot is its input's `req_line`; a warp whose slot another request
+/// in flight pins sends nothing (`request_of`).
+#[derive(Clone, Copy, Default)]
+struct Slotted {
     warps: u64,
-    list: [(u8, u32); 8],
-    n: usize,
+    /// Of those, stores.
+    stores: u64,
 }
 
-impl Evicts {
-    /// False when the slot is taken already or the list is full.
-    fn add(&mut self, w: usize, slot: u32) -> bool {
-        if self.n == self.list.len() || self.list[..self.n].iter().any(|e| e.1 == slot) {
-            return false;
-        }
-        self.list[self.n] = (w as u8, slot);
-        self.n += 1;
+impl Slotted {
+    fn add(&mut self, w: usize, op: Op) {
         self.warps |= 1 << w;
-        true
+        if op == Op::Store {
+            self.stores |= 1 << w;
+        }
     }
 }
 
@@ -52,20 +51,26 @@ impl Sm {
         }
     }
 
-    /// The request warp `w` sends while it replays an ordering op or an
-    /// eviction, if it is one (as `request_of` builds it).
+    /// The request warp `w` sends while it replays an ordering op, an
+    /// eviction or a store to a line the L1 holds, if it is one (as
+    /// `request_of` builds it, or would once the slot is not pinned).
     fn replay_request(&mut self, cx: &Ctx, w: usize) -> Option<PbIn> {
         let warp = &self.warps[w];
         if let Some(v) = warp.evict {
             let l = &self.l1.lines[v];
-            // A pinned or cleaned victim makes `request_of` send nothing.
-            if l.pinned || !self.l1.victim_dirty(v) || !l.pm {
+            // A cleaned victim sets the warp going again.
+            if !self.l1.victim_dirty(v) || !l.pm {
                 return None;
             }
-            return Some(self.evict_input(cx, w, v));
+            return Some(self.slot_input(cx, w, Op::Evict, v));
         }
         if warp.phase == Phase::Lines {
-            return None;
+            // Only a hit is sent as is; a miss picks a victim first.
+            let line = warp.acc[warp.acc_i].line;
+            return match self.l1.lookup(line) {
+                Lookup::Hit(s) => Some(self.slot_input(cx, w, Op::Store, s)),
+                Lookup::Miss => None,
+            };
         }
         let op = match warp.order_op {
             Some(op) => op,
@@ -84,12 +89,12 @@ impl Sm {
         })
     }
 
-    /// Warp `w`'s eviction of L1 slot `v`, with the line's hook.
-    fn evict_input(&self, cx: &Ctx, w: usize, v: usize) -> PbIn {
+    /// Warp `w`'s eviction or store of L1 slot `v`, with the line's hook.
+    fn slot_input(&self, cx: &Ctx, w: usize, op: Op, v: usize) -> PbIn {
         let hook = self.l1.lines[v].hook;
         PbIn {
             req_valid: true,
-            req_op: Op::Evict as u8,
+            req_op: op as u8,
             req_warp: w as u8,
             req_line: v as u32,
             req_pbv: hook.is_some(),
@@ -124,7 +129,6 @@ impl Sm {
             || self.cta_done
             || self.bar_arrived
             || self.ev_wake() <= now + SKIP_MIN
-            || st.pending.iter().any(|p| p.op == Op::Store)
         {
             return;
         }
@@ -160,22 +164,22 @@ impl Sm {
                 return;
             }
         }
-        // What every warp that can send would send: an ordering op or an
-        // eviction the unit refuses. Any other request (a store, a request
-        // the unit takes, an eviction whose slot another one pins) would end
-        // the skip within a few cycles: then there is none.
+        // What every warp that can send would send: an ordering op, an
+        // eviction or a store hit the unit refuses. Any other request (a
+        // store miss, a request the unit takes) would end the skip within a
+        // few cycles: then there is none.
         let senders = m.unitreq & !self.unit_state.stall;
         let mut reqs = std::mem::take(&mut self.unit_state.skip_reqs);
         reqs.resize(64, PbIn::idle());
         let ok = self.replay_inputs(cx, quiet, senders, &mut reqs);
-        if let Some(evicts) = ok {
-            self.skip_replays(cx, quiet, &reqs, &evicts, next);
+        if let Some(slotted) = ok {
+            self.skip_replays(cx, quiet, &reqs, slotted, next);
         }
         self.unit_state.skip_reqs = reqs;
     }
 
     /// The inputs of the senders and of the requests in flight in a replay
-    /// loop, into `reqs` by warp, and the evictions among them; None if the
+    /// loop, into `reqs` by warp, and those that pin a slot; None if the
     /// loop would not last.
     fn replay_inputs(
         &mut self,
@@ -183,53 +187,70 @@ impl Sm {
         quiet: PbIn,
         senders: u64,
         reqs: &mut [PbIn],
-    ) -> Option<Evicts> {
-        let mut evicts = Evicts::default();
+    ) -> Option<Slotted> {
+        let mut slotted = Slotted::default();
         let mut b = senders;
         while b != 0 {
             let w = b.trailing_zeros() as usize;
             b &= b - 1;
             reqs[w] = self.replay_request(cx, w)?;
         }
-        let unit = self.unit.as_ref().unwrap();
         let mut b = senders;
         while b != 0 {
             let w = b.trailing_zeros() as usize;
             b &= b - 1;
             let r = reqs[w];
-            if !unit.refuses(&r) || r.req_op == Op::Evict as u8 && !evicts.add(w, r.req_line) {
+            if !self.unit.as_ref().unwrap().refuses(&r) {
                 return None;
             }
+            let op = Op::from_bits(r.req_op);
+            if !op.is_ordering() {
+                slotted.add(w, op);
+            }
         }
-        // A store's eviction (no `evict` victim kept) picks its victim
-        // again at each request, among the ways not pinned; the request in
-        // flight longest, answered next, may be one the unit would now take
-        // (its answer is `next`, a replay): either is sent again.
-        for p in &self.unit_state.pending {
-            let r = if p.op == Op::Evict {
-                if self.warps[p.warp].evict != Some(p.slot) || !evicts.add(p.warp, p.slot as u32) {
-                    return None;
-                }
-                self.evict_input(cx, p.warp, p.slot)
-            } else {
+        // A request in flight is sent again as the warp sends it then; a
+        // store's eviction (no `evict` victim kept) picks its victim again
+        // among the ways not pinned, so it ends the loop. The request in
+        // flight longest, answered next, may be one the unit would now
+        // take (its answer is `next`, a replay).
+        for i in 0..self.unit_state.pending.len() {
+            let p = self.unit_state.pending[i];
+            let r = if p.op.is_ordering() {
                 PbIn {
                     req_valid: true,
                     req_op: p.op as u8,
                     req_warp: p.warp as u8,
                     ..quiet
                 }
+            } else {
+                if p.op == Op::Evict && self.warps[p.warp].evict != Some(p.slot) {
+                    return None;
+                }
+                let r = self.replay_request(cx, p.warp)?;
+                if r.req_op != p.op as u8 || r.req_line != p.slot as u32 {
+                    return None;
+                }
+                slotted.add(p.warp, p.op);
+                r
             };
-            if !unit.refuses(&r) {
+            if !self.unit.as_ref().unwrap().refuses(&r) {
                 return None;
             }
             reqs[p.warp] = r;
         }
-        Some(evicts)
+        Some(slotted)
     }
 
     /// Runs the frozen replay loop on the SM's side from the next cycle up
     /// to the cycle before the SM's next event (see [`Sm::try_skip`]).
-    fn skip_replays(&mut self, cx: &Ctx, quiet: PbIn, reqs: &[PbIn], evicts: &Evicts, next: PbOut) {
+    fn skip_replays(
+        &mut self,
+        cx: &Ctx,
+        quiet: PbIn,
+        reqs: &[PbIn],
+        slotted: Slotted,
+        next: PbOut,
+    ) {
         let now = cx.now;
         let mut end = (self.ev_wake() - 1).min(cx.limit).min(now + SKIP_MAX);
         let n = self.warps.len();
@@ -279,21 +300,33 @@ impl Sm {
         let mut key_is_still = st.still_key == st.key_buf;
         let mut replays = 0u64;
         let mut replays_evict = 0u64;
+        let mut replays_store = 0u64;
         let stalled = self.masks.waitstall != 0;
         let mut busy = true;
         for c in now + 1..=end {
             // The request of the cycle: round robin over the senders.
+            // A warp whose slot a request in flight pins (the one answered
+            // this cycle too) sends nothing.
             let mut req = NONE;
-            let bits = unitreq & !stall;
-            if bits != 0 {
-                let k = bits.rotate_right(rr as u32).trailing_zeros() as usize;
+            let mut bits = (unitreq & !stall).rotate_right(rr as u32);
+            while bits != 0 {
+                let k = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
                 let w = (rr + k) % 64;
+                if slotted.warps >> w & 1 == 1
+                    && pending[..np].iter().any(|&p| {
+                        slotted.warps >> p & 1 == 1 && reqs[p as usize].req_line == reqs[w].req_line
+                    })
+                {
+                    continue;
+                }
                 rr = (w + 1) % n;
                 req = w as u8;
                 // Taken (before the oldest is answered, as in `unit_cycle`).
                 unitreq &= !(1u64 << w);
                 pending[np] = req;
                 np += 1;
+                break;
             }
             // The answer to the input of three cycles ago: a replay.
             let mut rsp = 0;
@@ -304,7 +337,8 @@ impl Sm {
                 np -= 1;
                 unitreq |= 1u64 << w;
                 replays += 1;
-                replays_evict += evicts.warps >> w & 1;
+                replays_store += slotted.stores >> w & 1;
+                replays_evict += (slotted.warps & !slotted.stores) >> w & 1;
                 rsp = 1 | (w as u64) << 1 | (RspKind::Replay as u64) << 8;
             }
             // `unit_cycle`'s stillness count (the state key is constant).
@@ -355,17 +389,23 @@ impl Sm {
             st.pending.push_back(Pending {
                 warp: w,
                 op,
-                slot: if op == Op::Evict {
-                    reqs[w].req_line as usize
-                } else {
+                slot: if op.is_ordering() {
                     0
+                } else {
+                    reqs[w].req_line as usize
                 },
             });
         }
-        // An eviction in flight pins its slot (`taken`, `respond`).
-        for &(w, slot) in &evicts.list[..evicts.n] {
-            let in_flight = pending[..np].contains(&w);
-            self.l1.set_pinned(slot as usize, in_flight);
+        // A store or an eviction in flight pins its slot (`taken`, `respond`).
+        let mut b = slotted.warps;
+        while b != 0 {
+            let w = b.trailing_zeros() as usize;
+            b &= b - 1;
+            let slot = reqs[w].req_line;
+            let pinned = pending[..np]
+                .iter()
+                .any(|&p| slotted.warps >> p & 1 == 1 && reqs[p as usize].req_line == slot);
+            self.l1.set_pinned(slot as usize, pinned);
         }
         st.req_rr = rr;
         st.ring = ring;
@@ -395,6 +435,7 @@ impl Sm {
         self.stats.unit_steps_skipped += (end - now).saturating_sub(3);
         self.stats.replays += replays;
         self.stats.replays_evict += replays_evict;
-        self.stats.replays_ordering += replays - replays_evict;
+        self.stats.replays_store += replays_store;
+        self.stats.replays_ordering += replays - replays_evict - replays_store;
     }
 }
