@@ -32,6 +32,24 @@ impl Slotted {
     }
 }
 
+/// The state of a replay loop on the SM's side (`Sm::skip_replays`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct LoopState {
+    ring: [u8; 3],
+    pending: [u8; 4],
+    np: usize,
+    unitreq: u64,
+    rr: usize,
+    prev: u64,
+    still_n: u32,
+    key_is_still: bool,
+}
+
+/// Cycles of a skip run before its loop's state is kept, and the longest
+/// period looked for.
+const PERIOD_WARMUP: u64 = 8;
+const PERIOD_MAX: u64 = 256;
+
 /// A skip is tried only when the SM's next event is further than this:
 /// trying costs about what stepping a few cycles does.
 const SKIP_MIN: u64 = 8;
@@ -303,7 +321,13 @@ impl Sm {
         let mut replays_store = 0u64;
         let stalled = self.masks.waitstall != 0;
         let mut busy = true;
-        for c in now + 1..=end {
+        // The loop is periodic once its requests go round: after a
+        // warm-up its state is kept, and when it comes back the whole
+        // periods left are counted at once.
+        let mut seen: Option<(u64, LoopState, [u64; 3])> = None;
+        let mut c = now;
+        while c < end {
+            c += 1;
             // The request of the cycle: round robin over the senders.
             // A warp whose slot a request in flight pins (the one answered
             // this cycle too) sends nothing.
@@ -361,6 +385,33 @@ impl Sm {
             if !busy {
                 end = c;
                 break;
+            }
+            let mut live = [NONE; 4];
+            live[..np].copy_from_slice(&pending[..np]);
+            let state = LoopState {
+                ring,
+                pending: live,
+                np,
+                unitreq,
+                rr,
+                prev,
+                still_n,
+                key_is_still,
+            };
+            let counts = [replays, replays_store, replays_evict];
+            match seen {
+                None if c == now + PERIOD_WARMUP => seen = Some((c, state, counts)),
+                Some((c0, s0, k0)) if s0 == state && c0 != 0 => {
+                    let period = c - c0;
+                    let whole = (end - c) / period;
+                    c += whole * period;
+                    replays += whole * (replays - k0[0]);
+                    replays_store += whole * (replays_store - k0[1]);
+                    replays_evict += whole * (replays_evict - k0[2]);
+                    seen = Some((0, s0, k0));
+                }
+                Some((c0, ..)) if c0 != 0 && c - c0 > PERIOD_MAX => seen = Some((0, state, counts)),
+                _ => {}
             }
         }
         if end == now {
