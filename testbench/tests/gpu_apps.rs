@@ -87,8 +87,9 @@ fn rtl_shadows_two_sms_on_every_app() {
 /// and the skipping runs do skip. MQ at its artifact size, cut at 400,000
 /// cycles, has stores and loads replaying evictions and stores among
 /// ordering ops: it fails (checked by hand) when the skipping resends a
-/// store's eviction to the same victim, or lets a warp send while another
-/// request in flight pins its L1 slot.
+/// store's eviction to the same victim, lets a warp send while another
+/// request in flight pins its L1 slot, or has a store's eviction ignore the
+/// pins.
 #[test]
 fn skipping_replay_loops_changes_no_result() {
     let apps = apps();

@@ -233,6 +233,19 @@ impl L1 {
         None
     }
 
+    /// The ways of `line`'s set, least recently used first (`victim` takes
+    /// the first not pinned).
+    pub fn lru_ways(&self, line: u64) -> impl Iterator<Item = usize> + '_ {
+        let mut s = self.tail[self.set_of_line(line)];
+        std::iter::from_fn(move || {
+            (s != NIL).then(|| {
+                let cur = s as usize;
+                s = self.lines[cur].prev;
+                cur
+            })
+        })
+    }
+
     /// The victim holds dirty data that must be written back first.
     pub fn victim_dirty(&self, slot: usize) -> bool {
         let l = &self.lines[slot];

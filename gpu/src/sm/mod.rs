@@ -12,6 +12,7 @@ mod access;
 mod coalesce;
 pub mod l1;
 mod skip;
+mod skip_plan;
 mod steps;
 mod unit_port;
 mod warp;

@@ -7,30 +7,10 @@
 
 use sbrp_iface::{Op, PbIn, PbOut, RspKind};
 
-use super::l1::Lookup;
-use super::unit_port::{ordering_op, Inv, Pending};
-use super::warp::{Phase, WState};
+use super::skip_plan::{Plan, NONE};
+use super::unit_port::{Inv, Pending};
+use super::warp::WState;
 use super::{Ctx, Sm};
-
-/// The requests of a replay loop that pin an L1 slot while in flight
-/// (`taken`, `respond`): evictions and stores to a line the L1 holds. Each
-/// one's slot is its input's `req_line`; a warp whose slot another request
-/// in flight pins sends nothing (`request_of`).
-#[derive(Clone, Copy, Default)]
-struct Slotted {
-    warps: u64,
-    /// Of those, stores.
-    stores: u64,
-}
-
-impl Slotted {
-    fn add(&mut self, w: usize, op: Op) {
-        self.warps |= 1 << w;
-        if op == Op::Store {
-            self.stores |= 1 << w;
-        }
-    }
-}
 
 /// The state of a replay loop on the SM's side (`Sm::skip_replays`).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -61,63 +41,11 @@ const SKIP_MAX: u64 = 1 << 16;
 impl Sm {
     /// The coming cycles' inputs without a request (no acknowledgement is
     /// queued when this is asked).
-    fn quiet_inputs(&self, cx: &Ctx) -> PbIn {
+    pub(super) fn quiet_inputs(&self, cx: &Ctx) -> PbIn {
         PbIn {
             flush_ready: self.unit_state.flush_out < cx.cfg.l1.miss_queue,
             drain_all: self.draining && self.live_warps == 0,
             ..PbIn::idle()
-        }
-    }
-
-    /// The request warp `w` sends while it replays an ordering op, an
-    /// eviction or a store to a line the L1 holds, if it is one (as
-    /// `request_of` builds it, or would once the slot is not pinned).
-    fn replay_request(&mut self, cx: &Ctx, w: usize) -> Option<PbIn> {
-        let warp = &self.warps[w];
-        if let Some(v) = warp.evict {
-            let l = &self.l1.lines[v];
-            // A cleaned victim sets the warp going again.
-            if !self.l1.victim_dirty(v) || !l.pm {
-                return None;
-            }
-            return Some(self.slot_input(cx, w, Op::Evict, v));
-        }
-        if warp.phase == Phase::Lines {
-            // Only a hit is sent as is; a miss picks a victim first.
-            let line = warp.acc[warp.acc_i].line;
-            return match self.l1.lookup(line) {
-                Lookup::Hit(s) => Some(self.slot_input(cx, w, Op::Store, s)),
-                Lookup::Miss => None,
-            };
-        }
-        let op = match warp.order_op {
-            Some(op) => op,
-            None => {
-                // What `request_of` would cache at the first request.
-                let op = ordering_op(cx, warp.op());
-                self.warps[w].order_op = Some(op);
-                op
-            }
-        };
-        Some(PbIn {
-            req_valid: true,
-            req_op: op as u8,
-            req_warp: w as u8,
-            ..self.quiet_inputs(cx)
-        })
-    }
-
-    /// Warp `w`'s eviction or store of L1 slot `v`, with the line's hook.
-    fn slot_input(&self, cx: &Ctx, w: usize, op: Op, v: usize) -> PbIn {
-        let hook = self.l1.lines[v].hook;
-        PbIn {
-            req_valid: true,
-            req_op: op as u8,
-            req_warp: w as u8,
-            req_line: v as u32,
-            req_pbv: hook.is_some(),
-            req_pbidx: hook.unwrap_or(0),
-            ..self.quiet_inputs(cx)
         }
     }
 
@@ -183,92 +111,19 @@ impl Sm {
             }
         }
         // What every warp that can send would send: an ordering op, an
-        // eviction or a store hit the unit refuses. Any other request (a
-        // store miss, a request the unit takes) would end the skip within a
-        // few cycles: then there is none.
+        // eviction or a store hit the unit refuses, or a store's eviction
+        // whose victim depends on the pins (`skip_plan.rs`).
         let senders = m.unitreq & !self.unit_state.stall;
-        let mut reqs = std::mem::take(&mut self.unit_state.skip_reqs);
-        reqs.resize(64, PbIn::idle());
-        let ok = self.replay_inputs(cx, quiet, senders, &mut reqs);
-        if let Some(slotted) = ok {
-            self.skip_replays(cx, quiet, &reqs, slotted, next);
+        let mut plan = std::mem::take(&mut self.unit_state.skip_plan);
+        if self.plan_replays(cx, quiet, senders, &mut plan) {
+            self.skip_replays(cx, quiet, &plan, next);
         }
-        self.unit_state.skip_reqs = reqs;
-    }
-
-    /// The inputs of the senders and of the requests in flight in a replay
-    /// loop, into `reqs` by warp, and those that pin a slot; None if the
-    /// loop would not last.
-    fn replay_inputs(
-        &mut self,
-        cx: &Ctx,
-        quiet: PbIn,
-        senders: u64,
-        reqs: &mut [PbIn],
-    ) -> Option<Slotted> {
-        let mut slotted = Slotted::default();
-        let mut b = senders;
-        while b != 0 {
-            let w = b.trailing_zeros() as usize;
-            b &= b - 1;
-            reqs[w] = self.replay_request(cx, w)?;
-        }
-        let mut b = senders;
-        while b != 0 {
-            let w = b.trailing_zeros() as usize;
-            b &= b - 1;
-            let r = reqs[w];
-            if !self.unit.as_ref().unwrap().refuses(&r) {
-                return None;
-            }
-            let op = Op::from_bits(r.req_op);
-            if !op.is_ordering() {
-                slotted.add(w, op);
-            }
-        }
-        // A request in flight is sent again as the warp sends it then; a
-        // store's eviction (no `evict` victim kept) picks its victim again
-        // among the ways not pinned, so it ends the loop. The request in
-        // flight longest, answered next, may be one the unit would now
-        // take (its answer is `next`, a replay).
-        for i in 0..self.unit_state.pending.len() {
-            let p = self.unit_state.pending[i];
-            let r = if p.op.is_ordering() {
-                PbIn {
-                    req_valid: true,
-                    req_op: p.op as u8,
-                    req_warp: p.warp as u8,
-                    ..quiet
-                }
-            } else {
-                if p.op == Op::Evict && self.warps[p.warp].evict != Some(p.slot) {
-                    return None;
-                }
-                let r = self.replay_request(cx, p.warp)?;
-                if r.req_op != p.op as u8 || r.req_line != p.slot as u32 {
-                    return None;
-                }
-                slotted.add(p.warp, p.op);
-                r
-            };
-            if !self.unit.as_ref().unwrap().refuses(&r) {
-                return None;
-            }
-            reqs[p.warp] = r;
-        }
-        Some(slotted)
+        self.unit_state.skip_plan = plan;
     }
 
     /// Runs the frozen replay loop on the SM's side from the next cycle up
     /// to the cycle before the SM's next event (see [`Sm::try_skip`]).
-    fn skip_replays(
-        &mut self,
-        cx: &Ctx,
-        quiet: PbIn,
-        reqs: &[PbIn],
-        slotted: Slotted,
-        next: PbOut,
-    ) {
+    fn skip_replays(&mut self, cx: &Ctx, quiet: PbIn, plan: &Plan, next: PbOut) {
         let now = cx.now;
         let mut end = (self.ev_wake() - 1).min(cx.limit).min(now + SKIP_MAX);
         let n = self.warps.len();
@@ -279,17 +134,33 @@ impl Sm {
         let prev_out = st.prev_out.expect("the unit was stepped");
         st.key_buf.clear();
         self.unit.as_ref().unwrap().state_key(&mut st.key_buf);
-        // Requests as warp numbers (NONE: no request), answers as codes of
-        // the response outputs (the other outputs stay those of `base`).
-        const NONE: u8 = 0xff;
+        // Requests as input ids of `plan` (NONE: no request), answers as
+        // codes of the response outputs (the other outputs stay those of
+        // `base`).
         let code = |o: &PbOut| {
             o.rsp_valid as u64
                 | (o.rsp_warp as u64) << 1
                 | (o.rsp_kind as u64) << 8
                 | (o.rsp_idx as u64) << 16
         };
-        let warp_of = |r: &PbIn| if r.req_valid { r.req_warp & 63 } else { NONE };
-        let mut ring = st.ring.map(|r| warp_of(&r));
+        // The pipeline's valid inputs are the requests in flight.
+        let pending_of = |r: &PbIn| {
+            let found = plan.pending[..plan.np]
+                .iter()
+                .find(|&&p| plan.inputs[p as usize].req_warp == r.req_warp);
+            match found {
+                Some(&p) if r.req_valid => p,
+                _ => NONE,
+            }
+        };
+        let mut ring = st.ring.map(|r| pending_of(&r));
+        if ring
+            .iter()
+            .zip(&st.ring)
+            .any(|(&i, r)| (i != NONE) != r.req_valid)
+        {
+            return;
+        }
         let mut prev = code(&prev_out);
         // The step just taken may have changed other outputs: then the
         // first cycle's outputs differ from the last ones whatever the answer.
@@ -307,12 +178,8 @@ impl Sm {
             ..base
         };
         let mut unitreq = self.masks.unitreq;
-        let mut pending = [0u8; 4];
-        let mut np = 0;
-        for p in &st.pending {
-            pending[np] = p.warp as u8;
-            np += 1;
-        }
+        let mut pending = plan.pending;
+        let mut np = plan.np;
         let mut rr = st.req_rr;
         let mut still_n = st.still_n;
         let mut key_is_still = st.still_key == st.key_buf;
@@ -328,41 +195,60 @@ impl Sm {
         let mut c = now;
         while c < end {
             c += 1;
-            // The request of the cycle: round robin over the senders.
-            // A warp whose slot a request in flight pins (the one answered
-            // this cycle too) sends nothing.
+            // The request of the cycle: round robin over the senders. A
+            // warp whose slot a request in flight pins (the one answered
+            // this cycle too) sends nothing; a store's eviction takes the
+            // first way not pinned. A request not in the loop ends the skip
+            // before its cycle.
             let mut req = NONE;
             let mut bits = (unitreq & !stall).rotate_right(rr as u32);
+            let mut stop = false;
             while bits != 0 {
                 let k = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let w = (rr + k) % 64;
-                if slotted.warps >> w & 1 == 1
-                    && pending[..np].iter().any(|&p| {
-                        slotted.warps >> p & 1 == 1 && reqs[p as usize].req_line == reqs[w].req_line
-                    })
-                {
-                    continue;
+                let (f, cnt) = (plan.first[w], plan.count[w]);
+                let pick = (f..f + cnt).find(|&i| !plan.pinned(i, &pending[..np]));
+                let id = match pick {
+                    None if cnt == 1 => continue,
+                    None => {
+                        stop = true;
+                        break;
+                    }
+                    Some(id) => id,
+                };
+                if !plan.good[id as usize] {
+                    stop = true;
+                    break;
                 }
                 rr = (w + 1) % n;
-                req = w as u8;
+                req = id;
                 // Taken (before the oldest is answered, as in `unit_cycle`).
                 unitreq &= !(1u64 << w);
                 pending[np] = req;
                 np += 1;
                 break;
             }
+            if stop {
+                end = c - 1;
+                break;
+            }
             // The answer to the input of three cycles ago: a replay.
             let mut rsp = 0;
             if ring[2] != NONE {
-                let w = pending[0];
-                debug_assert_eq!(w, ring[2], "replay loop order");
+                let id = pending[0];
+                debug_assert_eq!(id, ring[2], "replay loop order");
                 pending.copy_within(1.., 0);
                 np -= 1;
+                let r = &plan.inputs[id as usize];
+                let w = r.req_warp as usize;
                 unitreq |= 1u64 << w;
                 replays += 1;
-                replays_store += slotted.stores >> w & 1;
-                replays_evict += (slotted.warps & !slotted.stores) >> w & 1;
+                match Op::from_bits(r.req_op) {
+                    Op::Store => replays_store += 1,
+                    Op::Evict => replays_evict += 1,
+                    _ => {}
+                }
                 rsp = 1 | (w as u64) << 1 | (RspKind::Replay as u64) << 8;
             }
             // `unit_cycle`'s stillness count (the state key is constant).
@@ -417,7 +303,13 @@ impl Sm {
         if end == now {
             return;
         }
-        let input = |w: u8| if w == NONE { quiet } else { reqs[w as usize] };
+        let input = |id: u8| {
+            if id == NONE {
+                quiet
+            } else {
+                plan.inputs[id as usize]
+            }
+        };
         let ring = ring.map(input);
         let mut last = base;
         last.rsp_valid = prev & 1 == 1;
@@ -434,29 +326,26 @@ impl Sm {
         // The warps' states, the port, the counts.
         let st = &mut self.unit_state;
         st.pending.clear();
-        for &w in &pending[..np] {
-            let w = w as usize;
-            let op = Op::from_bits(reqs[w].req_op);
+        for &id in &pending[..np] {
+            let r = &plan.inputs[id as usize];
+            let op = Op::from_bits(r.req_op);
             st.pending.push_back(Pending {
-                warp: w,
+                warp: r.req_warp as usize,
                 op,
                 slot: if op.is_ordering() {
                     0
                 } else {
-                    reqs[w].req_line as usize
+                    r.req_line as usize
                 },
             });
         }
         // A store or an eviction in flight pins its slot (`taken`, `respond`).
-        let mut b = slotted.warps;
-        while b != 0 {
-            let w = b.trailing_zeros() as usize;
-            b &= b - 1;
-            let slot = reqs[w].req_line;
-            let pinned = pending[..np]
-                .iter()
-                .any(|&p| slotted.warps >> p & 1 == 1 && reqs[p as usize].req_line == slot);
-            self.l1.set_pinned(slot as usize, pinned);
+        for id in 0..plan.inputs.len() as u8 {
+            if plan.slotted(id) {
+                let pinned = plan.pinned(id, &pending[..np]);
+                self.l1
+                    .set_pinned(plan.inputs[id as usize].req_line as usize, pinned);
+            }
         }
         st.req_rr = rr;
         st.ring = ring;
@@ -476,8 +365,8 @@ impl Sm {
                 self.set_state(w, WState::UnitReq);
             }
         }
-        for &w in &pending[..np] {
-            let w = w as usize;
+        for &id in &pending[..np] {
+            let w = plan.inputs[id as usize].req_warp as usize;
             if self.warps[w].state() != WState::InFlight {
                 self.set_state(w, WState::InFlight);
             }

@@ -79,8 +79,8 @@ pub struct UnitState {
     pub(super) ring: [PbIn; 3],
     /// The next cycle to visit after a skip of a replay loop (0: none).
     pub skip_to: u64,
-    /// Scratch: the replay loop's inputs by warp (`skip.rs`).
-    pub(super) skip_reqs: Vec<PbIn>,
+    /// Scratch: a replay loop's inputs (`skip_plan.rs`).
+    pub(super) skip_plan: super::skip_plan::Plan,
 }
 
 impl UnitState {
