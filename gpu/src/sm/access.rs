@@ -6,8 +6,9 @@
 use sbrp_trace::{Cell, Event};
 
 use super::coalesce::{self, coalesce};
+use super::events::{EV_ACK_PM, EV_ACK_VOL, EV_MSHR};
 use super::l1::Lookup;
-use super::{Ctx, Phase, Sm, EV_ACK_PM, EV_ACK_VOL, EV_MSHR};
+use super::{Ctx, Phase, Sm};
 use crate::config::GpuConfig;
 use crate::mem::{Access, MemReq};
 

@@ -10,6 +10,7 @@
 
 mod access;
 mod coalesce;
+mod events;
 pub mod l1;
 mod skip;
 mod skip_plan;
@@ -30,8 +31,8 @@ use crate::mem::MemSystem;
 use crate::stats::SmStats;
 
 use coalesce::coalesce;
+use events::EV_TIMER;
 use l1::L1;
-use steps::Step;
 pub use warp::{Cause, Phase, WState, Warp, CAUSES};
 
 /// Everything outside the SM it acts on.
@@ -71,22 +72,6 @@ pub struct CtaSlot {
     pub threads: u32,
     pub regs: u32,
     pub smem: u32,
-}
-
-/// Event kinds in the SM's queue.
-const EV_MSHR: u8 = 0;
-const EV_ACK_PM: u8 = 1;
-const EV_ACK_VOL: u8 = 2;
-/// An SBRP flush's acknowledgement; data = its ACTR epoch.
-const EV_ACK_FLUSH: u8 = 3;
-/// A warp's `Until` timer; data = the warp.
-const EV_TIMER: u8 = 4;
-
-/// An event's heap key: ordered as the tuple `(t, kind, data)` (cycles stay
-/// below 2^48).
-fn ev_key(t: u64, kind: u8, data: u8) -> u64 {
-    debug_assert!(t < 1 << 48, "event cycle {t}");
-    t << 16 | (kind as u64) << 8 | data as u64
 }
 
 /// Warps by what they need, kept in step with their states (`Sm::sync`):
@@ -332,75 +317,6 @@ impl Sm {
         c
     }
 
-    /// The earliest cycle after `now` at which this SM has something to do.
-    pub fn next_wake(&self, now: u64) -> u64 {
-        // After a skip of the unit's replay loop (`unit_port`), as seen
-        // from its last cycle.
-        let now = now.max(self.unit_state.skip_to.saturating_sub(1));
-        if self.unit_state.busy {
-            return now + 1;
-        }
-        if self.draining_busy() {
-            return now + 1;
-        }
-        debug_assert_eq!(
-            self.masks,
-            self.masks_of_states(),
-            "SM {} warp masks",
-            self.id
-        );
-        let m = &self.masks;
-        if m.ready | m.unitreq | m.due != 0 || self.cta_done {
-            return now + 1;
-        }
-        // A step waiting for acknowledgements wakes with their events.
-        let mut st = m.steps;
-        while st != 0 {
-            let w = st.trailing_zeros() as usize;
-            st &= st - 1;
-            if !self.steps_blocked(&self.warps[w]) {
-                return now + 1;
-            }
-        }
-        self.ev_wake().max(now + 1)
-    }
-
-    /// The earliest event that must wake the SM (`u64::MAX`: none). The
-    /// counters the `counters` events decrement are read by a step waiting
-    /// for acknowledgements (epoch and GPM fences), which can go on only
-    /// when its count is zero, at the latest acknowledgement
-    /// (`pm_last`, `vol_last`), and by the kernel-end check (`drained`),
-    /// which wakes at every decrement. A warp waiting for MSHRs is ready,
-    /// and a ready warp wakes the SM every cycle. A decrement nobody reads
-    /// meanwhile waits for the next visit: decrements commute with every
-    /// other event's effect.
-    fn ev_wake(&self) -> u64 {
-        let mut t = self.ev_next;
-        if self.live_warps == 0 || self.draining {
-            return t.min(self.cnt_next);
-        }
-        let mut st = self.masks.steps;
-        while st != 0 {
-            let w = st.trailing_zeros() as usize;
-            st &= st - 1;
-            let warp = &self.warps[w];
-            match warp.steps.get(warp.step_i) {
-                Some(Step::WaitPm) if self.pm_out > 0 => t = t.min(self.pm_last),
-                Some(Step::WaitAll) if self.pm_out + self.vol_out > 0 => {
-                    let mut last = self.pm_last.max(self.vol_last);
-                    if self.pm_out == 0 {
-                        last = self.vol_last;
-                    } else if self.vol_out == 0 {
-                        last = self.pm_last;
-                    }
-                    t = t.min(last);
-                }
-                _ => {}
-            }
-        }
-        t
-    }
-
     fn draining_busy(&self) -> bool {
         self.draining
             && self.live_warps == 0
@@ -445,15 +361,6 @@ impl Sm {
         )
     }
 
-    /// The warp's current step waits for acknowledgements still outstanding.
-    fn steps_blocked(&self, w: &Warp) -> bool {
-        match w.steps.get(w.step_i) {
-            Some(Step::WaitPm) => self.pm_out > 0,
-            Some(Step::WaitAll) => self.pm_out + self.vol_out > 0,
-            _ => false,
-        }
-    }
-
     /// Finished CTAs: their slots and resources are freed; returns how many.
     pub fn reap(&mut self) -> u32 {
         if !self.cta_done {
@@ -496,58 +403,6 @@ impl Sm {
             }
         }
         self.release_barriers(now);
-    }
-
-    /// Queues an event of `kind` at cycle `t`.
-    fn push_event(&mut self, t: u64, kind: u8, data: u8) {
-        if kind <= EV_ACK_VOL {
-            self.counters.push(Reverse(ev_key(t, kind, data)));
-            self.cnt_next = self.cnt_next.min(t);
-        } else {
-            self.events.push(Reverse(ev_key(t, kind, data)));
-            self.ev_next = self.ev_next.min(t);
-        }
-    }
-
-    fn events_due(&mut self, now: u64) {
-        if self.cnt_next <= now {
-            while let Some(&Reverse(e)) = self.counters.peek() {
-                if e >> 16 > now {
-                    break;
-                }
-                self.counters.pop();
-                match (e >> 8) as u8 {
-                    EV_MSHR => self.mshr -= 1,
-                    EV_ACK_PM => self.pm_out -= 1,
-                    _ => self.vol_out -= 1,
-                }
-            }
-            self.cnt_next = self.counters.peek().map_or(u64::MAX, |&Reverse(e)| e >> 16);
-        }
-        if self.ev_next > now {
-            return;
-        }
-        while let Some(&Reverse(e)) = self.events.peek() {
-            let (t, kind, data) = (e >> 16, (e >> 8) as u8, e as u8);
-            if t > now {
-                break;
-            }
-            self.events.pop();
-            match kind {
-                EV_ACK_FLUSH => {
-                    self.pm_out -= 1;
-                    self.unit_state.ack(data);
-                }
-                EV_TIMER => {
-                    let w = data as usize;
-                    if matches!(self.warps[w].state(), WState::Until(u) if u <= now) {
-                        self.masks.due |= 1 << w;
-                    }
-                }
-                _ => unreachable!(),
-            }
-        }
-        self.ev_next = self.events.peek().map_or(u64::MAX, |&Reverse(e)| e >> 16);
     }
 
     fn release_barriers(&mut self, now: u64) {
@@ -873,79 +728,6 @@ impl Sm {
         } else {
             self.finish_instr(w);
             self.wait(w, WState::Until(t), cause, now);
-        }
-    }
-
-    fn start_steps(&mut self, w: usize, steps: &'static [Step], now: u64) {
-        let warp = &mut self.warps[w];
-        warp.steps = steps;
-        warp.step_i = 0;
-        self.wait(w, WState::Steps, Cause::Flush, now);
-    }
-
-    /// Runs the warp's steps as far as they go this cycle.
-    fn run_steps(&mut self, cx: &mut Ctx, w: usize) {
-        let now = cx.now;
-        loop {
-            let warp = &self.warps[w];
-            let Some(&step) = warp.steps.get(warp.step_i) else {
-                break;
-            };
-            match step {
-                Step::FlushPm if cx.fault == Fault::SkipEpochFlush => {}
-                Step::FlushPm | Step::FlushVol => {
-                    // The lines dirty when the step began, oldest first,
-                    // one per cycle through the L1's write-back port.
-                    let pm = step == Step::FlushPm;
-                    let mut list = match self.warps[w].flush_list.take() {
-                        Some(l) => l,
-                        None => {
-                            let mut l = self.l1.dirty_slots(pm);
-                            l.reverse();
-                            l
-                        }
-                    };
-                    while let Some(s) = list.pop() {
-                        if self.l1.lines[s].is_dirty() && self.l1.lines[s].pm == pm {
-                            self.write_back(cx, s, false);
-                            break;
-                        }
-                    }
-                    if !list.is_empty() {
-                        self.warps[w].flush_list = Some(list);
-                        return;
-                    }
-                }
-                Step::WaitPm if self.pm_out > 0 => return,
-                Step::WaitAll if self.pm_out + self.vol_out > 0 => return,
-                Step::WaitPm | Step::WaitAll => {}
-                Step::FenceDelay => {
-                    let t = now + cx.cfg.core.fence_latency as u64;
-                    let warp = &mut self.warps[w];
-                    warp.step_i += 1;
-                    // `issue` resumes the steps when the delay is over.
-                    self.set_state(w, WState::Until(t));
-                    self.stats.fence_delays += 1;
-                    return;
-                }
-                Step::InvPm => self.l1.invalidate_pm(),
-                Step::InvAll => self.l1.invalidate_all(),
-            }
-            self.warps[w].step_i += 1;
-        }
-        self.steps_done(w, now);
-    }
-
-    /// Steps finished: the instruction goes on.
-    fn steps_done(&mut self, w: usize, now: u64) {
-        let warp = &mut self.warps[w];
-        warp.steps = &[];
-        warp.step_i = 0;
-        self.ready(w, now);
-        match self.warps[w].phase {
-            Phase::Start => self.warps[w].phase = Phase::Ordered,
-            Phase::FenceSteps => self.finish_instr(w),
-            _ => {}
         }
     }
 }

@@ -2,10 +2,14 @@
 //! "Persistency models"), as short step lists the warp runs in order.
 //! SBRP's ordering ops go to the persist buffer unit instead; its steps
 //! here are the non-persistent parts (a `__threadfence`'s volatile flush).
+//! A warp runs its steps through `Sm::run_steps` (split from `mod.rs`).
 
 use sbrp_trace::program::Instr;
 
 use crate::config::Model;
+
+use super::warp::{Cause, Phase, WState, Warp};
+use super::{Ctx, Fault, Sm};
 
 /// One step of an ordering point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,4 +62,88 @@ pub fn epoch_steps(model: Model, i: &Instr) -> Option<&'static [Step]> {
         Instr::Fence(_) => EPOCH_NPFENCE,
         _ => return None,
     })
+}
+
+impl Sm {
+    /// The warp's current step waits for acknowledgements still outstanding.
+    pub(super) fn steps_blocked(&self, w: &Warp) -> bool {
+        match w.steps.get(w.step_i) {
+            Some(Step::WaitPm) => self.pm_out > 0,
+            Some(Step::WaitAll) => self.pm_out + self.vol_out > 0,
+            _ => false,
+        }
+    }
+
+    pub(super) fn start_steps(&mut self, w: usize, steps: &'static [Step], now: u64) {
+        let warp = &mut self.warps[w];
+        warp.steps = steps;
+        warp.step_i = 0;
+        self.wait(w, WState::Steps, Cause::Flush, now);
+    }
+
+    /// Runs the warp's steps as far as they go this cycle.
+    pub(super) fn run_steps(&mut self, cx: &mut Ctx, w: usize) {
+        let now = cx.now;
+        loop {
+            let warp = &self.warps[w];
+            let Some(&step) = warp.steps.get(warp.step_i) else {
+                break;
+            };
+            match step {
+                Step::FlushPm if cx.fault == Fault::SkipEpochFlush => {}
+                Step::FlushPm | Step::FlushVol => {
+                    // The lines dirty when the step began, oldest first,
+                    // one per cycle through the L1's write-back port.
+                    let pm = step == Step::FlushPm;
+                    let mut list = match self.warps[w].flush_list.take() {
+                        Some(l) => l,
+                        None => {
+                            let mut l = self.l1.dirty_slots(pm);
+                            l.reverse();
+                            l
+                        }
+                    };
+                    while let Some(s) = list.pop() {
+                        if self.l1.lines[s].is_dirty() && self.l1.lines[s].pm == pm {
+                            self.write_back(cx, s, false);
+                            break;
+                        }
+                    }
+                    if !list.is_empty() {
+                        self.warps[w].flush_list = Some(list);
+                        return;
+                    }
+                }
+                Step::WaitPm if self.pm_out > 0 => return,
+                Step::WaitAll if self.pm_out + self.vol_out > 0 => return,
+                Step::WaitPm | Step::WaitAll => {}
+                Step::FenceDelay => {
+                    let t = now + cx.cfg.core.fence_latency as u64;
+                    let warp = &mut self.warps[w];
+                    warp.step_i += 1;
+                    // `issue` resumes the steps when the delay is over.
+                    self.set_state(w, WState::Until(t));
+                    self.stats.fence_delays += 1;
+                    return;
+                }
+                Step::InvPm => self.l1.invalidate_pm(),
+                Step::InvAll => self.l1.invalidate_all(),
+            }
+            self.warps[w].step_i += 1;
+        }
+        self.steps_done(w, now);
+    }
+
+    /// Steps finished: the instruction goes on.
+    pub(super) fn steps_done(&mut self, w: usize, now: u64) {
+        let warp = &mut self.warps[w];
+        warp.steps = &[];
+        warp.step_i = 0;
+        self.ready(w, now);
+        match self.warps[w].phase {
+            Phase::Start => self.warps[w].phase = Phase::Ordered,
+            Phase::FenceSteps => self.finish_instr(w),
+            _ => {}
+        }
+    }
 }

@@ -14,9 +14,10 @@ use sbrp_iface::{Op, PbIn, PbOut, RspKind};
 use sbrp_trace::program::Instr;
 use sbrp_trace::{Cell, Event, OrderingOp, Scope};
 
+use super::events::EV_ACK_FLUSH;
 use super::l1::{LineMap, Lookup};
 use super::warp::{Cause, Phase, WState};
-use super::{Ctx, Fault, Sm, EV_ACK_FLUSH};
+use super::{Ctx, Fault, Sm};
 use crate::config::Model;
 use crate::mem::{Access, MemReq};
 

@@ -1,0 +1,150 @@
+//! The SM's events and wake cycle (`docs/model.md`, "Event loop"): memory
+//! acknowledgements, MSHR releases and warp timers in two heaps (the
+//! counters' decrements apart, as they wake the SM only when read), and
+//! the earliest cycle at which the SM has something to do. Split from
+//! `mod.rs`.
+
+use std::cmp::Reverse;
+
+use super::steps::Step;
+use super::warp::WState;
+use super::Sm;
+
+/// Event kinds in the SM's queue.
+pub(super) const EV_MSHR: u8 = 0;
+pub(super) const EV_ACK_PM: u8 = 1;
+pub(super) const EV_ACK_VOL: u8 = 2;
+/// An SBRP flush's acknowledgement; data = its ACTR epoch.
+pub(super) const EV_ACK_FLUSH: u8 = 3;
+/// A warp's `Until` timer; data = the warp.
+pub(super) const EV_TIMER: u8 = 4;
+
+/// An event's heap key: ordered as the tuple `(t, kind, data)` (cycles stay
+/// below 2^48).
+pub(super) fn ev_key(t: u64, kind: u8, data: u8) -> u64 {
+    debug_assert!(t < 1 << 48, "event cycle {t}");
+    t << 16 | (kind as u64) << 8 | data as u64
+}
+
+impl Sm {
+    /// The earliest cycle after `now` at which this SM has something to do.
+    pub fn next_wake(&self, now: u64) -> u64 {
+        // After a skip of the unit's replay loop (`unit_port`), as seen
+        // from its last cycle.
+        let now = now.max(self.unit_state.skip_to.saturating_sub(1));
+        if self.unit_state.busy {
+            return now + 1;
+        }
+        if self.draining_busy() {
+            return now + 1;
+        }
+        debug_assert_eq!(
+            self.masks,
+            self.masks_of_states(),
+            "SM {} warp masks",
+            self.id
+        );
+        let m = &self.masks;
+        if m.ready | m.unitreq | m.due != 0 || self.cta_done {
+            return now + 1;
+        }
+        // A step waiting for acknowledgements wakes with their events.
+        let mut st = m.steps;
+        while st != 0 {
+            let w = st.trailing_zeros() as usize;
+            st &= st - 1;
+            if !self.steps_blocked(&self.warps[w]) {
+                return now + 1;
+            }
+        }
+        self.ev_wake().max(now + 1)
+    }
+
+    /// The earliest event that must wake the SM (`u64::MAX`: none). The
+    /// counters the `counters` events decrement are read by a step waiting
+    /// for acknowledgements (epoch and GPM fences), which can go on only
+    /// when its count is zero, at the latest acknowledgement
+    /// (`pm_last`, `vol_last`), and by the kernel-end check (`drained`),
+    /// which wakes at every decrement. A warp waiting for MSHRs is ready,
+    /// and a ready warp wakes the SM every cycle. A decrement nobody reads
+    /// meanwhile waits for the next visit: decrements commute with every
+    /// other event's effect.
+    pub(super) fn ev_wake(&self) -> u64 {
+        let mut t = self.ev_next;
+        if self.live_warps == 0 || self.draining {
+            return t.min(self.cnt_next);
+        }
+        let mut st = self.masks.steps;
+        while st != 0 {
+            let w = st.trailing_zeros() as usize;
+            st &= st - 1;
+            let warp = &self.warps[w];
+            match warp.steps.get(warp.step_i) {
+                Some(Step::WaitPm) if self.pm_out > 0 => t = t.min(self.pm_last),
+                Some(Step::WaitAll) if self.pm_out + self.vol_out > 0 => {
+                    let mut last = self.pm_last.max(self.vol_last);
+                    if self.pm_out == 0 {
+                        last = self.vol_last;
+                    } else if self.vol_out == 0 {
+                        last = self.pm_last;
+                    }
+                    t = t.min(last);
+                }
+                _ => {}
+            }
+        }
+        t
+    }
+
+    /// Queues an event of `kind` at cycle `t`.
+    pub(super) fn push_event(&mut self, t: u64, kind: u8, data: u8) {
+        if kind <= EV_ACK_VOL {
+            self.counters.push(Reverse(ev_key(t, kind, data)));
+            self.cnt_next = self.cnt_next.min(t);
+        } else {
+            self.events.push(Reverse(ev_key(t, kind, data)));
+            self.ev_next = self.ev_next.min(t);
+        }
+    }
+
+    pub(super) fn events_due(&mut self, now: u64) {
+        if self.cnt_next <= now {
+            while let Some(&Reverse(e)) = self.counters.peek() {
+                if e >> 16 > now {
+                    break;
+                }
+                self.counters.pop();
+                match (e >> 8) as u8 {
+                    EV_MSHR => self.mshr -= 1,
+                    EV_ACK_PM => self.pm_out -= 1,
+                    _ => self.vol_out -= 1,
+                }
+            }
+            self.cnt_next = self.counters.peek().map_or(u64::MAX, |&Reverse(e)| e >> 16);
+        }
+        if self.ev_next > now {
+            return;
+        }
+        while let Some(&Reverse(e)) = self.events.peek() {
+            let (t, kind, data) = (e >> 16, (e >> 8) as u8, e as u8);
+            if t > now {
+                break;
+            }
+            self.events.pop();
+            match kind {
+                EV_ACK_FLUSH => {
+                    self.pm_out -= 1;
+                    self.unit_state.ack(data);
+                }
+                EV_TIMER => {
+                    let w = data as usize;
+                    if matches!(self.warps[w].state(), WState::Until(u) if u <= now) {
+                        self.masks.due |= 1 << w;
+                    }
+                }
+                _ => unreachable!(),
+            }
+        }
+        self.ev_next = self.events.peek().map_or(u64::MAX, |&Reverse(e)| e >> 16);
+    }
+}
