@@ -17,6 +17,7 @@
 //! nothing but the request pipeline, so that it may skip them.
 
 mod probes;
+mod queries;
 
 use sbrp_iface::consts::{EPOCHS, FLUSH_FIFO, ORD_QUEUE};
 use sbrp_iface::{
@@ -448,38 +449,8 @@ impl PbUnit for PbModel {
         self.register_fill(out)
     }
 
-    /// Read-only. Walks `step`'s blocks: with no acknowledgement registered
-    /// or coming, no invalidation under way, no epoch to release, no FIFO
-    /// pop, no head action (for the registered and the coming `drain_all`)
-    /// and only refused requests, no block writes anything but `r1`, `r2`,
-    /// `inq` and the response registers. Faulty models are never frozen.
     fn frozen(&self, inp: &PbIn) -> bool {
-        let force = self.drain_pend || self.full;
-        let can_flush = !self.ep_closed && self.actr < self.actr_max && self.fifo_n < F;
-        let he = *self.e(self.head);
-        let head_moves = |drain: bool| {
-            if self.empty() {
-                false
-            } else if he.ty == ty::PERSIST {
-                he.warps & self.fsm & self.fsm_gate_mask == 0
-                    && can_flush
-                    && (force || drain || self.actr < self.policy_limit)
-            } else {
-                // A hole pops, an ordering entry retires.
-                true
-            }
-        };
-        self.fault == Fault::None
-            && self.ready
-            && !inp.rst
-            && self.inq.ack_count & 7 == 0
-            && inp.ack_count & 7 == 0
-            && !self.inv_req
-            && self.inv_cur == 0
-            && !self.ep_rel
-            && (self.fifo_n == 0 || !inp.flush_ready)
-            && !head_moves(self.inq.drain_all)
-            && !head_moves(inp.drain_all)
+        self.frozen_under(inp)
     }
 
     /// Read-only: the registered outputs (the next step returns them).
@@ -487,38 +458,8 @@ impl PbUnit for PbModel {
         Some(self.out)
     }
 
-    /// Read-only: 4.2 for `req` in `r2` with no head action (frozen).
     fn refuses(&self, req: &PbIn) -> bool {
-        let w = (req.req_warp & 63) as usize;
-        if !req.req_valid || w as u32 >= self.warps {
-            return false;
-        }
-        if self.stall >> w & 1 == 1 {
-            return true;
-        }
-        let (l, k) = (req.req_line & self.line_mask, req.req_pbidx & self.n_mask);
-        let ek = *self.e(k);
-        let buffered = req.req_pbv && self.live(k) && ek.ty == ty::PERSIST && ek.line == l;
-        match Op::from_bits(req.req_op) {
-            Op::Store => self.fifo_has(l) || !buffered && self.full,
-            Op::Evict => {
-                // Performed when not buffered; else a wait, or a flush that
-                // can go, or a replay.
-                let can_flush = !self.ep_closed && self.actr < self.actr_max && self.fifo_n < F;
-                let m = ek.warps & self.warp_mask;
-                let age_k = self.age(k);
-                let older = bits(m).any(|v| self.oq_n[v] > 0 && self.age(self.oq[v][0]) < age_k);
-                self.fifo_has(l)
-                    || buffered && !older && !(m & self.fsm & self.fsm_gate_mask == 0 && can_flush)
-            }
-            op => {
-                let y = self.tail.wrapping_sub(1) & self.n_mask;
-                let coal = !self.empty() && self.last_type == op as u8 + 1;
-                let n = self.oq_n[w] as usize;
-                let named = coal && n > 0 && self.oq[w][n - 1] == y;
-                (!named && n == D) || !coal && self.full
-            }
-        }
+        self.refuses_in_r2(req)
     }
 
     #[inline]
@@ -931,98 +872,4 @@ impl PbUnit for PbModel {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use sbrp_iface::stimulus::RawStimulus;
-
-    /// Everything but the request pipeline (`inq`, `r1`, `r2`) and the
-    /// response outputs.
-    fn core(m: &PbModel) -> Vec<u64> {
-        let mut v = vec![];
-        m.probe_fill(&mut v);
-        v.extend(m.oq_n.iter().map(|&n| n as u64));
-        v.extend(m.oq.iter().flatten().map(|&i| i as u64));
-        v.extend(m.wait_idx.iter().map(|&i| i as u64));
-        for f in &m.fifo {
-            v.extend([f.line as u64, f.warps, f.evict as u64, f.epoch as u64]);
-        }
-        v.extend(m.fifo_line.iter().map(|&l| l as u64));
-        v.extend([m.fifo_head as u64, m.ready as u64, m.err as u64]);
-        v.extend([m.fsm, m.ep_edm_or, m.stall, m.ep_rel as u64]);
-        let o = PbOut {
-            rsp_valid: false,
-            rsp_warp: 0,
-            rsp_kind: 0,
-            rsp_idx: 0,
-            ..m.out
-        };
-        v.extend(format!("{o:?}").bytes().map(u64::from));
-        v
-    }
-
-    /// `frozen` and `refuses` against `step`: whenever the model says it is
-    /// frozen for the coming inputs and refuses the request in `r2`, a step
-    /// changes nothing but the pipeline and answers replay; and a request it
-    /// does not refuse is indeed taken or waited (small unit, so that it
-    /// fills and stalls often).
-    #[test]
-    fn frozen_steps_change_only_the_pipeline() {
-        let p = PbParams {
-            entries: 16,
-            warps: 4,
-            lines: 16,
-            actr_bits: 4,
-            window: 2,
-            policy: FlushPolicy::Window,
-        };
-        let (mut frozen, mut refused, mut taken) = (0, 0, 0);
-        for seed in 0..8 {
-            let mut m = PbModel::new(&p).unwrap();
-            let mut stim = RawStimulus::new(&p, seed);
-            for _ in 0..60_000 {
-                let mut i = stim.next_input();
-                // Quiet phases: no acknowledgement, no invalidation answer.
-                if m.inq.ack_count == 0 && seed % 2 == 0 {
-                    i.ack_count = 0;
-                    i.inv_done = false;
-                }
-                let q = PbIn {
-                    rst: false,
-                    ack_count: 0,
-                    ack_epoch: 0,
-                    inv_done: false,
-                    ..i
-                };
-                let r2 = PbIn {
-                    req_valid: m.r2_valid,
-                    ..m.r2
-                };
-                if m.frozen(&q) && (r2.req_warp as u32) < p.warps {
-                    frozen += 1;
-                    let mut c = m.clone();
-                    c.step(&q);
-                    let rsp = c.out;
-                    if !r2.req_valid || m.refuses(&r2) {
-                        refused += r2.req_valid as u32;
-                        assert_eq!(core(&m), core(&c), "a frozen step changed the state");
-                        if r2.req_valid {
-                            assert_eq!(rsp.rsp_kind, RspKind::Replay as u8);
-                        }
-                    } else {
-                        taken += 1;
-                        assert!(
-                            rsp.rsp_kind != RspKind::Replay as u8 || core(&m) != core(&c),
-                            "a request `refuses` takes was replayed with no effect"
-                        );
-                    }
-                }
-                let o = m.step(&i);
-                stim.observe(&i, &o);
-            }
-        }
-        assert!(
-            frozen > 1000 && refused > 100 && taken > 100,
-            "{frozen} {refused} {taken}"
-        );
-    }
-}
+mod tests;
