@@ -115,7 +115,7 @@ impl Sm {
         // whose victim depends on the pins (`skip_plan.rs`).
         let senders = m.unitreq & !self.unit_state.stall;
         let mut plan = std::mem::take(&mut self.unit_state.skip_plan);
-        if self.plan_replays(cx, quiet, senders, &mut plan) {
+        if self.plan_replays(cx, senders, &mut plan) {
             self.skip_replays(cx, quiet, &plan, next);
         }
         self.unit_state.skip_plan = plan;
@@ -143,23 +143,15 @@ impl Sm {
                 | (o.rsp_kind as u64) << 8
                 | (o.rsp_idx as u64) << 16
         };
-        // The pipeline's valid inputs are the requests in flight.
-        let pending_of = |r: &PbIn| {
-            let found = plan.pending[..plan.np]
-                .iter()
-                .find(|&&p| plan.inputs[p as usize].req_warp == r.req_warp);
-            match found {
-                Some(&p) if r.req_valid => p,
-                _ => NONE,
+        // The pipeline's valid inputs are the requests in flight, oldest
+        // (`ring[2]`) first (`plan_replays`).
+        let mut ring = [NONE; 3];
+        let mut k = 0;
+        for i in (0..3).rev() {
+            if st.ring[i].req_valid {
+                ring[i] = plan.pending[k];
+                k += 1;
             }
-        };
-        let mut ring = st.ring.map(|r| pending_of(&r));
-        if ring
-            .iter()
-            .zip(&st.ring)
-            .any(|(&i, r)| (i != NONE) != r.req_valid)
-        {
-            return;
         }
         let mut prev = code(&prev_out);
         // The step just taken may have changed other outputs: then the
@@ -212,6 +204,8 @@ impl Sm {
                 let id = match pick {
                     None if cnt == 1 => continue,
                     None => {
+                        // No input (a request not in the loop), or a store
+                        // whose victim is beyond its candidates.
                         stop = true;
                         break;
                     }

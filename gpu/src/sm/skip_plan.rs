@@ -83,66 +83,45 @@ impl Sm {
         }
     }
 
-    /// The inputs of the senders and of the requests in flight into
-    /// `plan`; false if the loop would not last (a sender whose one request
-    /// the unit takes or that changes the L1, a request in flight the warp
-    /// would not send again as it is).
-    pub(super) fn plan_replays(
-        &mut self,
-        cx: &Ctx,
-        quiet: PbIn,
-        senders: u64,
-        plan: &mut Plan,
-    ) -> bool {
+    /// The inputs of the requests in flight (as the unit took them) and
+    /// what each warp that can send, or will once answered, sends into
+    /// `plan`. A warp whose request is none a loop can hold has no input
+    /// (`count` 0): the skip ends before its turn. False if the requests in
+    /// flight are not those of the pipeline's inputs.
+    pub(super) fn plan_replays(&mut self, cx: &Ctx, senders: u64, plan: &mut Plan) -> bool {
         plan.inputs.clear();
         plan.good.clear();
+        // The pipeline's valid inputs, oldest first, are the requests in
+        // flight.
+        let ring = self.unit_state.ring;
+        let mut valid = ring.iter().rev().filter(|r| r.req_valid);
+        plan.np = 0;
+        for i in 0..self.unit_state.pending.len() {
+            let p = self.unit_state.pending[i];
+            match valid.next() {
+                Some(r) if r.req_warp as usize == p.warp => {
+                    let good = self.unit.as_ref().unwrap().refuses(r);
+                    plan.push(*r, good);
+                }
+                _ => return false,
+            }
+            plan.pending[plan.np] = (plan.inputs.len() - 1) as u8;
+            plan.np += 1;
+        }
+        if valid.next().is_some() {
+            return false;
+        }
         let mut b = senders;
+        for i in 0..plan.np {
+            let w = plan.inputs[plan.pending[i] as usize].req_warp;
+            b |= 1 << w;
+        }
         while b != 0 {
             let w = b.trailing_zeros() as usize;
             b &= b - 1;
             if !self.plan_warp(cx, w, plan) {
-                return false;
+                plan.count[w] = 0;
             }
-            let f = plan.first[w] as usize;
-            if plan.count[w] == 1 && !plan.good[f] {
-                return false;
-            }
-        }
-        // The request in flight longest, answered next, may be one the unit
-        // would now take (its answer is decided, a replay): then its warp
-        // sends it again soon, and the loop does not last either.
-        plan.np = 0;
-        for i in 0..self.unit_state.pending.len() {
-            let p = self.unit_state.pending[i];
-            let id = if p.op.is_ordering() {
-                let r = PbIn {
-                    req_valid: true,
-                    req_op: p.op as u8,
-                    req_warp: p.warp as u8,
-                    ..quiet
-                };
-                let good = self.unit.as_ref().unwrap().refuses(&r);
-                plan.first[p.warp] = plan.inputs.len() as u8;
-                plan.count[p.warp] = 1;
-                plan.push(r, good);
-                plan.inputs.len() - 1
-            } else {
-                if !self.plan_warp(cx, p.warp, plan) {
-                    return false;
-                }
-                let (f, k) = (plan.first[p.warp] as usize, plan.count[p.warp] as usize);
-                match (f..f + k).find(|&i| {
-                    plan.inputs[i].req_line == p.slot as u32 && plan.inputs[i].req_op == p.op as u8
-                }) {
-                    Some(i) => i,
-                    None => return false,
-                }
-            };
-            if !plan.good[id] {
-                return false;
-            }
-            plan.pending[plan.np] = id as u8;
-            plan.np += 1;
         }
         true
     }
