@@ -68,8 +68,6 @@ pub struct WarpTables<const W: usize, const WB: usize, const IW: usize> {
     /// The request's warp (the low WB bits of `r2.warp`) and entry `k`.
     pub q_warp: Signal<In, Bits<WB>>,
     pub k: Signal<In, Bits<IW>>,
-    /// The warps of entry `k` (eviction check).
-    pub ev_mask: Signal<In, Bits<W>>,
     /// An ordering entry retires at the head: warps whose oldest entry it is pop.
     pub retire: Signal<In, bool>,
     /// The head entry leaves: entry waits on it end.
@@ -100,8 +98,12 @@ pub struct WarpTables<const W: usize, const WB: usize, const IW: usize> {
     pub yq_valid: Signal<Out, bool>,
     pub yq_idx: Signal<Out, Bits<IW>>,
     pub q_full: Signal<Out, bool>,
-    /// Some warp of `ev_mask` has a live ordering entry older than `k`.
-    pub older: Signal<Out, bool>,
+    /// The youngest is younger than `k` (§4.2 `younger_ord`), compared here
+    /// from registers.
+    pub younger: Signal<Out, bool>,
+    /// Per warp: its oldest live ordering entry is older than `k` (the
+    /// eviction check ANDs it with the warps of entry `k`, in `store`).
+    pub ob: Signal<Out, Bits<W>>,
     _s: State,
 }
 
@@ -113,7 +115,6 @@ impl<const W: usize, const WB: usize, const IW: usize> Default for WarpTables<W,
             head: Default::default(),
             q_warp: Default::default(),
             k: Default::default(),
-            ev_mask: Default::default(),
             retire: Default::default(),
             pop: Default::default(),
             push: Default::default(),
@@ -133,7 +134,8 @@ impl<const W: usize, const WB: usize, const IW: usize> Default for WarpTables<W,
             yq_valid: Default::default(),
             yq_idx: Default::default(),
             q_full: Default::default(),
-            older: Default::default(),
+            younger: Default::default(),
+            ob: Default::default(),
             _s: State::new(W),
         }
     }
@@ -220,7 +222,11 @@ impl<const W: usize, const WB: usize, const IW: usize> Logic for WarpTables<W, W
         self.yq_valid.next = s.sel_yq_valid;
         self.yq_idx.next = bv(s.sel_yq_idx);
         self.q_full.next = s.sel_q_full;
-        self.older.next = (u(&self.ev_mask) & s.ob) != 0;
+        let im = mask(IW);
+        let head = u(&self.head);
+        let age = |x: u64| x.wrapping_sub(head) & im;
+        self.younger.next = s.sel_yq_valid && age(s.sel_yq_idx) > age(u(&self.k));
+        self.ob.next = bv(s.ob);
     }
     fn connect(&mut self) {
         self.odm.connect();
@@ -229,7 +235,8 @@ impl<const W: usize, const WB: usize, const IW: usize> Logic for WarpTables<W, W
         self.yq_valid.connect();
         self.yq_idx.connect();
         self.q_full.connect();
-        self.older.connect();
+        self.younger.connect();
+        self.ob.connect();
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(format!(
@@ -242,7 +249,6 @@ wire [{wbm}:0] w = q_warp;
 wire [{wm}:0] wsel = {{{{{wm}{{1'b0}}}}, 1'b1}} << w;
 // ob[g]: warp g's oldest live ordering entry is older than r1's k at the
 // start of next cycle, when r1's request is decided (eviction check, 4.2)
-reg [{wm}:0] ob;
 // against head' = head + pop: the entry at the old head becomes the
 // youngest; compares use head, and the late pop only selects
 wire hk = k1 == head;
@@ -298,8 +304,6 @@ generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
    end
 end endgenerate
 
-always @(*) older = |(ev_mask & ob);
-
 // r1's warp, selected from registers one cycle before its decision; this
 // cycle's updates of that warp are applied after the select (pop first,
 // then push, as in the tables), so the registers hold its state at the
@@ -313,6 +317,9 @@ wire s_pop = popq[w1];
 wire [1:0] s_n1 = s_n - {{1'b0, s_pop}};
 wire [{im}:0] s_ya = ((s_n1 == 2'd2) | s_pop) ? s_q1 : s_q0;
 wire s_push = push & same;
+// the request's (r2) youngest ordering entry is younger than its k
+wire k_older_y = {k_older_y};
+always @(*) younger = yq_valid & k_older_y;
 always @(posedge clock) begin
    if (rst) begin
       w_stall <= 1'b0; yq_valid <= 1'b0; yq_idx <= {iw}'d0; q_full <= 1'b0;
@@ -324,6 +331,7 @@ always @(posedge clock) begin
    end
 end
 ",
+            k_older_y = v_older("k", "yq_idx", "head"),
             py0 = v_older("yy", "k1", "head"),
             pt0 = v_older("tail", "k1", "head"),
             c0 = v_older("oq0[g]", "k1", "head"),
