@@ -10,7 +10,7 @@
 //! at `k` of an eviction), the eviction flush, and the updates of the
 //! per-warp tables, ODM and the drain target.
 
-use crate::blocks::{bv, mask, u};
+use crate::blocks::{bv, mask, u, v_older};
 use rust_hdl::core::prelude::*;
 use sbrp_iface::entry_type as ty;
 
@@ -30,13 +30,13 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     /// `stall[w]` of the request's warp (selected a cycle early by
     /// [`crate::warps::WarpTables`]).
     pub w_stall: Signal<In, bool>,
+    pub head: Signal<In, Bits<IW>>,
     pub tail: Signal<In, Bits<IW>>,
     pub full: Signal<In, bool>,
-    /// The PB is empty; holds one entry (`y == head`); `k` is live
-    /// ([`crate::head::Head`]: flip-flops and compares from registers).
+    /// The PB is empty; holds one entry (`y == head`): flip-flops of
+    /// [`crate::head::Head`].
     pub empty: Signal<In, bool>,
     pub one: Signal<In, bool>,
-    pub live_k: Signal<In, bool>,
     pub last_type: Signal<In, Bits<3>>,
     pub can_flush: Signal<In, bool>,
     /// Some queued flush has line `r2_line`.
@@ -53,8 +53,6 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     // per-warp tables for r2's warp
     pub yq_valid: Signal<In, bool>,
     pub yq_idx: Signal<In, Bits<IW>>,
-    /// The warp's youngest ordering entry is younger than `k` (§4.2 `younger_ord`).
-    pub younger: Signal<In, bool>,
     pub q_full: Signal<In, bool>,
     // response
     pub d_kind: Signal<Out, Bits<2>>,
@@ -141,16 +139,18 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
         let (is_store, is_evict) = (op == 0, op == 7);
         let is_ord = !is_store && !is_evict;
         let t = (op + 1) & 7;
-        let (tail, full) = (u(&self.tail), self.full.val());
+        let (head, tail, full) = (u(&self.head), u(&self.tail), self.full.val());
         let empty = self.empty.val();
         let k = u(&self.r2_pbidx);
         let line = u(&self.r2_line);
-        let live_k = self.live_k.val();
+        let age_k = k.wrapping_sub(head) & im;
+        let used = tail.wrapping_sub(head) & im;
+        let live_k = full || age_k < used;
         let busy = self.fifo_has.val() || (self.ha_flush.val() && u(&self.h_line) == line);
         let buffered = self.r2_pbv.val() && live_k && self.k_persist.val() && self.k_leq.val();
         let yq_valid = self.yq_valid.val();
         let yq_idx = u(&self.yq_idx);
-        let younger = self.younger.val();
+        let younger = yq_valid && (yq_idx.wrapping_sub(head) & im) > age_k;
         let st = go && is_store && !busy;
         let st_wait = st && buffered && younger;
         let st_coal = st && buffered && !younger;
@@ -309,9 +309,14 @@ wire is_evict = r2_op == 3'd7;
 wire is_ord = ~is_store & ~is_evict;
 wire [2:0] t = r2_op + 3'd1;
 wire stalls_odm = (r2_op == 3'd2) | (r2_op == 3'd5) | (r2_op == 3'd6);
-// empty, one (y == head) and live_k come from head_ctl, younger from warps
+// empty and one (y == head) are flip-flops of head_ctl
+// k is live when it is older than tail (the no-subtract age compare)
+wire live_k = full | {k_older_tail};
 wire busy = fifo_has | (ha_flush & (h_line == r2_line));
 wire buffered = r2_pbv & live_k & k_persist & k_leq;
+// the warp's youngest ordering entry is younger than k
+wire k_older_y = {k_older_y};
+wire younger = yq_valid & k_older_y;
 // store
 wire st = go & is_store & ~busy;
 wire st_wait = st & buffered & younger;
@@ -372,6 +377,8 @@ always @(*) oq_y = o_coal;
             wbm = WB.max(1) - 1,
             wm = W - 1,
             w = W,
+            k_older_y = v_older("r2_pbidx", "yq_idx", "head"),
+            k_older_tail = v_older("r2_pbidx", "tail", "head"),
             im = IW - 1,
             iw = IW,
             lw = LW,

@@ -159,17 +159,24 @@ wire nowait = (~cur_nz & (ep_cur == ep_old)) | ((j == ep_old) & old_z);
 wire need_adv = ord_join & ~nowait & cur_nz;
 wire room = (ep_cur + 2'd1 != ep_old) | rel;
 // the counters with and without this cycle's flush, computed from
-// registers: flush_now (late, it follows the request decision) only selects
-wire [{am}:0] actr_m = actr - acked;
-wire [{am}:0] actr_f = actr_m + {a}'d1;
+// registers: flush_now (late, it follows the request decision) only selects.
+// Both candidates are kept as nets: the synthesis of this block sees
+// flush_now as early as any input and would otherwise fold it into the
+// subtractors' carry chains.
+(* keep *) wire [{am}:0] actr_m = actr - acked;
+(* keep *) wire [{am}:0] actr_f = actr_m + {a}'d1;
 {ec}
 // fsm, ep_room and policy_ok are registered from the next-state values
 // (the late flush of this cycle only selects); `ep_full_r` and `pol_no_r`
 // hold their complements so that every register resets to 0, but pol_no_r
 // whose reset value is `lazy` (a constant)
 {fsm_n}wire closed_nx = ep_closed ? ~rel : (need_adv & ~room);
-wire room_nx = ~closed_nx & (flush_now ? ~&actr_f : ~&actr_m);
-wire pol_nx = eager | (~lazy & (flush_now ? (actr_f < window) : (actr_m < window)));
+(* keep *) wire rm_f = ~closed_nx & ~&actr_f;
+(* keep *) wire rm_m = ~closed_nx & ~&actr_m;
+(* keep *) wire pw_f = eager | (~lazy & (actr_f < window));
+(* keep *) wire pw_m = eager | (~lazy & (actr_m < window));
+wire room_nx = flush_now ? rm_f : rm_m;
+wire pol_nx = flush_now ? pw_f : pw_m;
 reg ep_full_r, pol_no_r;
 always @(*) ep_room = ~ep_full_r;
 always @(*) pol_ok = ~pol_no_r;
@@ -178,7 +185,9 @@ always @(*) edm = ep_edm[0] | ep_edm[1] | ep_edm[2] | ep_edm[3];
 {edm_n}always @(*) edm_nx = edm_n0 | edm_n1 | edm_n2 | edm_n3;
 // actr + f - acked == 0, both cases of the (late) flush compared early; a
 // flush starts only below ACTR's maximum, so actr + 1 does not wrap
-always @(*) actr_z_nx = flush_now ? (actr + {a}'d1 == acked) : (actr == acked);
+(* keep *) wire az_f = actr + {a}'d1 == acked;
+(* keep *) wire az_m = actr == acked;
+always @(*) actr_z_nx = flush_now ? az_f : az_m;
 always @(*) ack_err = ack_n > ectr_ack;
 
 always @(posedge clock) begin
@@ -199,7 +208,7 @@ always @(posedge clock) begin
                 .collect::<String>(),
             ec = (0..E)
                 .map(|e| format!(
-                    "wire [{am}:0] ec_m{e} = ectr[{e}] - ((ack_epoch == 2'd{e}) ? acked : {A}'d0);\nwire [{am}:0] ec_f{e} = (ep_cur == 2'd{e}) ? ec_m{e} + {A}'d1 : ec_m{e};\n",
+                    "(* keep *) wire [{am}:0] ec_m{e} = ectr[{e}] - ((ack_epoch == 2'd{e}) ? acked : {A}'d0);\n(* keep *) wire [{am}:0] ec_f{e} = (ep_cur == 2'd{e}) ? ec_m{e} + {A}'d1 : ec_m{e};\n",
                     am = A - 1
                 ))
                 .collect::<String>(),

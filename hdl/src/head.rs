@@ -67,8 +67,6 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     pub empty: Signal<Out, bool>,
     pub one: Signal<Out, bool>,
     pub two: Signal<Out, bool>,
-    /// `k` is live (older than `tail`).
-    pub live_k: Signal<Out, bool>,
     /// Address compares from registers, for the selects of
     /// [`crate::store::PbStore`]: `k == head`, `k == head + 1`, and `r1`'s
     /// `k1` against the three addresses this cycle's write may have
@@ -189,7 +187,6 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         self.empty.next = !s.full && cnt == 0;
         self.one.next = !s.full && cnt == 1;
         self.two.next = !s.full && cnt == 2;
-        self.live_k.next = s.full || (k.wrapping_sub(s.head) & im) < cnt;
         self.eq_kh.next = k == s.head;
         self.eq_kh1.next = k == (s.head + 1) & im;
         self.eq_tk1.next = s.tail == k1;
@@ -216,7 +213,6 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         self.empty.connect();
         self.one.connect();
         self.two.connect();
-        self.live_k.connect();
         self.eq_kh.connect();
         self.eq_kh1.connect();
         self.eq_tk1.connect();
@@ -253,7 +249,10 @@ wire t_edm = (h_type == 3'd3) | (h_type == 3'd7);
 wire t_inv = (h_type == 3'd3) | (h_type == 3'd6);
 wire t_odm = t_edm | (h_type == 3'd6);
 // drain target (4.2)
-wire pend_after = drain_pend & ~(f_pop & (head == drain_idx));
+// head + 1 and the drain compare are kept as nets: the (late) pop selects
+(* keep *) wire [{im}:0] head_inc = head + {iw}'d1;
+(* keep *) wire dh = head == drain_idx;
+wire pend_after = drain_pend & ~(f_pop & dh);
 wire e_younger = {d_older_e};
 wire new_tgt = tgt & (~pend_after | e_younger);
 wire [{im}:0] tail_inc = tail + {iw}'d1;
@@ -269,7 +268,6 @@ always @(*) ha_flush = a_flush;
 always @(*) empty = empty_w;
 always @(*) one = one_r;
 always @(*) two = two_w;
-always @(*) live_k = full | {k_older_tail};
 always @(*) eq_kh = k == head;
 always @(*) eq_kh1 = k == head + {iw}'d1;
 always @(*) eq_tk1 = tail == k1;
@@ -291,7 +289,7 @@ always @(posedge clock) begin
    end else begin
       ne_r <= ~empty_nx; one_r <= one_nx;
       busy <= ~(empty_nx & actr_z_nx & inv_quiet_nx);
-      if (f_pop) head <= head + {iw}'d1;
+      if (f_pop) head <= head_inc;
       if (push) begin
          tail <= tail_inc;
          last_type <= push_type;
@@ -305,7 +303,6 @@ always @(posedge clock) begin
 end
 ",
             d_older_e = v_older("drain_idx", "tgt_idx", "head"),
-            k_older_tail = v_older("k", "tail", "head"),
             im = IW - 1,
             iw = IW,
             w = W,

@@ -345,8 +345,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.decide.w_stall.next = self.warps.w_stall.val();
         self.decide.empty.next = self.head_ctl.empty.val();
         self.decide.one.next = self.head_ctl.one.val();
-        self.decide.live_k.next = self.head_ctl.live_k.val();
-        self.decide.younger.next = self.warps.younger.val();
+        self.decide.head.next = self.head_ctl.head.val();
         self.decide.tail.next = self.head_ctl.tail.val();
         self.decide.full.next = self.head_ctl.full.val();
         self.decide.last_type.next = self.head_ctl.last_type.val();

@@ -293,6 +293,7 @@ reg [{wm}:0] st1_w;
 reg popped;
 reg [{im}:0] pf1;
 wire [{im}:0] h1 = head + {iw}'d1;
+(* keep *) wire [{im}:0] pf2 = pf + {iw}'d2;
 // entry k's forwarding next cycle: k1 against this cycle's write (wq2
 // then) and the decision's write (wq1 then), compared from registers
 reg mk1, mk2;
@@ -351,12 +352,14 @@ wire [{wm}:0] s1_w = popped ? a_w : st1_w;
             "\
 wire ch0 = wr_coal & (wr_at_y ? one : eq_kh);
 wire ch1 = wr_coal & (wr_at_y ? two : eq_kh1);
-wire [2:0] n0_t = (ev_flush & eq_kh) ? 3'd0 : empty ? sp_type : st0_t;
-wire [{lm}:0] n0_l = empty ? sp_line : st0_l;
-wire [{wm}:0] n0_w = (empty ? wr_warps : st0_w) | ({{{w}{{ch0}}}} & wr_warps);
-wire [2:0] n1_t = (ev_flush & eq_kh1) ? 3'd0 : one ? sp_type : s1_t;
-wire [{lm}:0] n1_l = one ? sp_line : s1_l;
-wire [{wm}:0] n1_w = (one ? wr_warps : s1_w) | ({{{w}{{ch1}}}} & wr_warps);
+// the staging's next values for both outcomes of the (late) pop are kept
+// as nets, so that synthesis leaves the pop a final select
+(* keep *) wire [2:0] n0_t = (ev_flush & eq_kh) ? 3'd0 : empty ? sp_type : st0_t;
+(* keep *) wire [{lm}:0] n0_l = empty ? sp_line : st0_l;
+(* keep *) wire [{wm}:0] n0_w = (empty ? wr_warps : st0_w) | ({{{w}{{ch0}}}} & wr_warps);
+(* keep *) wire [2:0] n1_t = (ev_flush & eq_kh1) ? 3'd0 : one ? sp_type : s1_t;
+(* keep *) wire [{lm}:0] n1_l = one ? sp_line : s1_l;
+(* keep *) wire [{wm}:0] n1_w = (one ? wr_warps : s1_w) | ({{{w}{{ch1}}}} & wr_warps);
 ",
             lm = LW - 1,
             wm = W - 1,
@@ -392,7 +395,7 @@ always @(posedge clock) begin
       popped <= pop;
       if (pop) begin
          pf <= pf1;
-         pf1 <= pf + {iw}'d2;
+         pf1 <= pf2;
       end
    end
 end

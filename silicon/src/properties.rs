@@ -160,8 +160,8 @@ const PROPS: [Property; 14] = [
         BrokenVariant {
             what: "coalescing ignores the warp's younger ordering entry",
             breakage: Breakage::Rtl(VerilogPatch::once(
-                "always @(*) younger = yq_valid & k_older_y;",
-                "always @(*) younger = 1'b0;",
+                "wire younger = yq_valid & k_older_y;",
+                "wire younger = 1'b0;",
             )),
             depth: 14,
         },
