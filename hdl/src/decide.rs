@@ -30,27 +30,30 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     /// `stall[w]` of the request's warp (selected a cycle early by
     /// [`crate::warps::WarpTables`]).
     pub w_stall: Signal<In, bool>,
-    pub fsm: Signal<In, Bits<W>>,
     pub head: Signal<In, Bits<IW>>,
     pub tail: Signal<In, Bits<IW>>,
     pub full: Signal<In, bool>,
+    /// The PB is empty; holds one entry (`y == head`): flip-flops of
+    /// [`crate::head::Head`].
+    pub empty: Signal<In, bool>,
+    pub one: Signal<In, bool>,
     pub last_type: Signal<In, Bits<3>>,
     pub can_flush: Signal<In, bool>,
     /// Some queued flush has line `r2_line`.
     pub fifo_has: Signal<In, bool>,
     // the head action of this cycle (before an eviction cancels a flush)
     pub ha_flush: Signal<In, bool>,
-    pub pop_planned: Signal<In, bool>,
     pub h_line: Signal<In, Bits<LW>>,
-    // entry k (pb_type, pb_line, pb_warps), forwarded
-    pub k_type: Signal<In, Bits<3>>,
-    pub k_line: Signal<In, Bits<LW>>,
-    pub k_warps: Signal<In, Bits<W>>,
-    // per-warp tables for r2's warp, and the eviction check over k's warps
+    // entry k (forwarded, [`crate::store::PbStore`]): a persist, of line
+    // `r2_line`, one of its warps in FSM, one with an older ordering entry
+    pub k_persist: Signal<In, bool>,
+    pub k_leq: Signal<In, bool>,
+    pub k_fsm: Signal<In, bool>,
+    pub k_older: Signal<In, bool>,
+    // per-warp tables for r2's warp
     pub yq_valid: Signal<In, bool>,
     pub yq_idx: Signal<In, Bits<IW>>,
     pub q_full: Signal<In, bool>,
-    pub older: Signal<In, bool>,
     // response
     pub d_kind: Signal<Out, Bits<2>>,
     pub d_idx: Signal<Out, Bits<IW>>,
@@ -65,6 +68,15 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     pub wr_line_en: Signal<Out, bool>,
     pub wr_warps_en: Signal<Out, bool>,
     pub wr_addr: Signal<Out, Bits<IW>>,
+    /// `wr_addr` is `tail` (allocation); `tail - 1` (ordering op coalescing).
+    pub wr_at_tail: Signal<Out, bool>,
+    pub wr_at_y: Signal<Out, bool>,
+    /// The write sets the request warp's bit (a coalescing, at `k` or `y`).
+    pub wr_coal: Signal<Out, bool>,
+    /// The entry an allocation would write (type, line), from the opcode
+    /// alone: the head staging takes it when its slot is not live.
+    pub sp_type: Signal<Out, Bits<3>>,
+    pub sp_line: Signal<Out, Bits<LW>>,
     pub wr_type: Signal<Out, Bits<3>>,
     pub wr_line: Signal<Out, Bits<LW>>,
     pub wr_warps: Signal<Out, Bits<W>>,
@@ -96,6 +108,10 @@ struct Out_ {
     wr_line_en: bool,
     wr_warps_en: bool,
     wr_addr: u64,
+    wr_at_y: bool,
+    wr_coal: bool,
+    sp_type: u64,
+    sp_line: u64,
     wr_type: u64,
     wr_line: u64,
     wr_warps: u64,
@@ -124,17 +140,14 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
         let is_ord = !is_store && !is_evict;
         let t = (op + 1) & 7;
         let (head, tail, full) = (u(&self.head), u(&self.tail), self.full.val());
-        let empty = !full && head == tail;
+        let empty = self.empty.val();
         let k = u(&self.r2_pbidx);
         let line = u(&self.r2_line);
         let age_k = k.wrapping_sub(head) & im;
         let used = tail.wrapping_sub(head) & im;
         let live_k = full || age_k < used;
         let busy = self.fifo_has.val() || (self.ha_flush.val() && u(&self.h_line) == line);
-        let buffered = self.r2_pbv.val()
-            && live_k
-            && u(&self.k_type) == u64::from(ty::PERSIST)
-            && u(&self.k_line) == line;
+        let buffered = self.r2_pbv.val() && live_k && self.k_persist.val() && self.k_leq.val();
         let yq_valid = self.yq_valid.val();
         let yq_idx = u(&self.yq_idx);
         let younger = yq_valid && (yq_idx.wrapping_sub(head) & im) > age_k;
@@ -144,14 +157,13 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
         let st_alloc = st && !buffered && !full;
         let ev = go && is_evict && !busy;
         let ev_clean = ev && !buffered;
-        let ev_wait = ev && buffered && self.older.val();
-        let ev_flush = ev
-            && buffered
-            && !self.older.val()
-            && u(&self.k_warps) & u(&self.fsm) == 0
-            && self.can_flush.val();
+        let ev_wait = ev && buffered && self.k_older.val();
+        let ev_flush =
+            ev && buffered && !self.k_older.val() && !self.k_fsm.val() && self.can_flush.val();
         let y = tail.wrapping_sub(1) & im;
-        let coal = !empty && u(&self.last_type) == t && !(self.pop_planned.val() && y == head);
+        // with one entry, `y` is the head entry and, being an ordering entry
+        // of type t, it retires this cycle: §4.2's `pop && y == head` is `one`
+        let coal = !empty && u(&self.last_type) == t && !self.one.val();
         let named = coal && yq_valid && yq_idx == y;
         // replay when the warp has D live ordering entries and needs a new one
         let o_ok = go && is_ord && (named || !self.q_full.val());
@@ -195,6 +207,10 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
             } else {
                 k
             },
+            wr_at_y: !push && o_coal,
+            wr_coal: st_coal || o_coal,
+            sp_type: if is_store { u64::from(ty::PERSIST) } else { t },
+            sp_line: if is_store { line } else { 0 },
             wr_type: if ev_flush { 0 } else { push_type },
             wr_line: if st_alloc { line } else { 0 },
             wr_warps: wbit,
@@ -226,6 +242,11 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
         self.wr_line_en.next = o.wr_line_en;
         self.wr_warps_en.next = o.wr_warps_en;
         self.wr_addr.next = bv(o.wr_addr);
+        self.wr_at_tail.next = o.push;
+        self.wr_at_y.next = o.wr_at_y;
+        self.wr_coal.next = o.wr_coal;
+        self.sp_type.next = bv(o.sp_type);
+        self.sp_line.next = bv(o.sp_line);
         self.wr_type.next = bv(o.wr_type);
         self.wr_line.next = bv(o.wr_line);
         self.wr_warps.next = bv(o.wr_warps);
@@ -251,6 +272,11 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
         self.wr_line_en.connect();
         self.wr_warps_en.connect();
         self.wr_addr.connect();
+        self.wr_at_tail.connect();
+        self.wr_at_y.connect();
+        self.wr_coal.connect();
+        self.sp_type.connect();
+        self.sp_line.connect();
         self.wr_type.connect();
         self.wr_line.connect();
         self.wr_warps.connect();
@@ -283,12 +309,11 @@ wire is_evict = r2_op == 3'd7;
 wire is_ord = ~is_store & ~is_evict;
 wire [2:0] t = r2_op + 3'd1;
 wire stalls_odm = (r2_op == 3'd2) | (r2_op == 3'd5) | (r2_op == 3'd6);
-// derived state (section 3)
-wire empty = ~full & (head == tail);
+// empty and one (y == head) are flip-flops of head_ctl
 // k is live when it is older than tail (the no-subtract age compare)
 wire live_k = full | {k_older_tail};
 wire busy = fifo_has | (ha_flush & (h_line == r2_line));
-wire buffered = r2_pbv & live_k & (k_type == 3'd1) & (k_line == r2_line);
+wire buffered = r2_pbv & live_k & k_persist & k_leq;
 // the warp's youngest ordering entry is younger than k
 wire k_older_y = {k_older_y};
 wire younger = yq_valid & k_older_y;
@@ -300,11 +325,13 @@ wire st_alloc = st & ~buffered & ~full;
 // evict
 wire ev = go & is_evict & ~busy;
 wire ev_clean = ev & ~buffered;
-wire ev_wait = ev & buffered & older;
-wire ev_go = ev & buffered & ~older & ~|(k_warps & fsm) & can_flush;
+wire ev_wait = ev & buffered & k_older;
+wire ev_go = ev & buffered & ~k_older & ~k_fsm & can_flush;
 // ordering op
 wire [{im}:0] y = tail - {iw}'d1;
-wire coal = ~empty & (last_type == t) & ~(pop_planned & (y == head));
+// with one entry, y is the head entry and, being an ordering entry of type
+// t, it retires this cycle: the spec's (pop & y == head) is `one`
+wire coal = ~empty & (last_type == t) & ~one;
 wire named = coal & yq_valid & (yq_idx == y);
 wire o_ok = go & is_ord & (named | ~q_full);
 wire o_coal = o_ok & coal;
@@ -327,6 +354,11 @@ always @(*) wr_type_en = alloc | ev_go;
 always @(*) wr_line_en = alloc;
 always @(*) wr_warps_en = alloc | st_coal | o_coal;
 always @(*) wr_addr = alloc ? tail : o_coal ? y : r2_pbidx;
+always @(*) wr_at_tail = alloc;
+always @(*) wr_at_y = o_coal;
+always @(*) wr_coal = st_coal | o_coal;
+always @(*) sp_type = is_store ? 3'd1 : t;
+always @(*) sp_line = is_store ? r2_line : {lw}'d0;
 always @(*) wr_type = ev_go ? 3'd0 : a_type;
 always @(*) wr_line = st_alloc ? r2_line : {lw}'d0;
 always @(*) wr_warps = wbit;
@@ -342,11 +374,11 @@ always @(*) oq_push = (o_coal & ~named) | o_alloc;
 always @(*) oq_idx = e;
 always @(*) oq_y = o_coal;
 ",
-            k_older_y = v_older("r2_pbidx", "yq_idx", "head"),
-            k_older_tail = v_older("r2_pbidx", "tail", "head"),
             wbm = WB.max(1) - 1,
             wm = W - 1,
             w = W,
+            k_older_y = v_older("r2_pbidx", "yq_idx", "head"),
+            k_older_tail = v_older("r2_pbidx", "tail", "head"),
             im = IW - 1,
             iw = IW,
             lw = LW,

@@ -39,7 +39,12 @@ pub struct Epochs<const W: usize, const A: usize> {
     pub ord_join: Signal<In, bool>,
     pub fsm_add: Signal<In, Bits<W>>,
     pub edm_add: Signal<In, Bits<W>>,
-    /// OR of the epochs' FSM masks, of their EDM masks.
+    /// Flush window K, eager and lazy policy (constants of the instance).
+    pub window: Signal<In, Bits<A>>,
+    pub eager: Signal<In, bool>,
+    pub lazy: Signal<In, bool>,
+    /// OR of the epochs' FSM masks (a register in the Verilog, from the
+    /// next-state masks), of their EDM masks.
     pub fsm: Signal<Out, Bits<W>>,
     pub edm: Signal<Out, Bits<W>>,
     /// `edm` of the next cycle (from registers and the head action only),
@@ -49,8 +54,11 @@ pub struct Epochs<const W: usize, const A: usize> {
     /// `actr` is 0 after this cycle (for the registered `idle`).
     pub actr_z_nx: Signal<Out, bool>,
     pub ep_cur: Signal<Out, Bits<2>>,
-    /// `!ep_closed && actr < 2^A - 1`: the epochs let a flush start.
+    /// `!ep_closed && actr < 2^A - 1`: the epochs let a flush start
+    /// (registered from the next-state values).
     pub ep_room: Signal<Out, bool>,
+    /// `policy_ok` of §3 (window: `actr < K`, eager, lazy), registered.
+    pub pol_ok: Signal<Out, bool>,
     /// The acknowledgement exceeds its epoch's count (error bit 0).
     pub ack_err: Signal<Out, bool>,
     _s: State,
@@ -118,6 +126,7 @@ impl<const W: usize, const A: usize> Logic for Epochs<W, A> {
         self.actr_z_nx.next = self.next_state().actr == 0;
         self.ep_cur.next = bv(s.cur as u64);
         self.ep_room.next = !s.closed && s.actr < mask(A);
+        self.pol_ok.next = self.eager.val() || (!self.lazy.val() && s.actr < u(&self.window));
         self.ack_err.next = n > s.ectr[u(&self.ack_epoch) as usize];
     }
     fn connect(&mut self) {
@@ -128,6 +137,7 @@ impl<const W: usize, const A: usize> Logic for Epochs<W, A> {
         self.actr_z_nx.connect();
         self.ep_cur.connect();
         self.ep_room.connect();
+        self.pol_ok.connect();
         self.ack_err.connect();
     }
     fn hdl(&self) -> Verilog {
@@ -148,26 +158,60 @@ wire [1:0] j = cur_nz ? ep_cur : ep_cur - 2'd1;
 wire nowait = (~cur_nz & (ep_cur == ep_old)) | ((j == ep_old) & old_z);
 wire need_adv = ord_join & ~nowait & cur_nz;
 wire room = (ep_cur + 2'd1 != ep_old) | rel;
-wire [{am}:0] f = {{{{{am}{{1'b0}}}}, flush_now}};
-
-always @(*) fsm = ep_fsm[0] | ep_fsm[1] | ep_fsm[2] | ep_fsm[3];
+// the counters with and without this cycle's flush, computed from
+// registers: flush_now (late, it follows the request decision) only selects.
+// Both candidates are kept as nets: the synthesis of this block sees
+// flush_now as early as any input and would otherwise fold it into the
+// subtractors' carry chains.
+(* keep *) wire [{am}:0] actr_m = actr - acked;
+(* keep *) wire [{am}:0] actr_f = actr_m + {a}'d1;
+{ec}
+// fsm, ep_room and policy_ok are registered from the next-state values
+// (the late flush of this cycle only selects); `ep_full_r` and `pol_no_r`
+// hold their complements so that every register resets to 0, but pol_no_r
+// whose reset value is `lazy` (a constant)
+{fsm_n}wire closed_nx = ep_closed ? ~rel : (need_adv & ~room);
+(* keep *) wire rm_f = ~closed_nx & ~&actr_f;
+(* keep *) wire rm_m = ~closed_nx & ~&actr_m;
+(* keep *) wire pw_f = eager | (~lazy & (actr_f < window));
+(* keep *) wire pw_m = eager | (~lazy & (actr_m < window));
+wire room_nx = flush_now ? rm_f : rm_m;
+wire pol_nx = flush_now ? pw_f : pw_m;
+reg ep_full_r, pol_no_r;
+always @(*) ep_room = ~ep_full_r;
+always @(*) pol_ok = ~pol_no_r;
 always @(*) edm = ep_edm[0] | ep_edm[1] | ep_edm[2] | ep_edm[3];
 // the EDM masks after this cycle (no input from the request decision)
 {edm_n}always @(*) edm_nx = edm_n0 | edm_n1 | edm_n2 | edm_n3;
-always @(*) ep_room = ~ep_closed & ~&actr;
 // actr + f - acked == 0, both cases of the (late) flush compared early; a
 // flush starts only below ACTR's maximum, so actr + 1 does not wrap
-always @(*) actr_z_nx = flush_now ? (actr + {a}'d1 == acked) : (actr == acked);
+(* keep *) wire az_f = actr + {a}'d1 == acked;
+(* keep *) wire az_m = actr == acked;
+always @(*) actr_z_nx = flush_now ? az_f : az_m;
 always @(*) ack_err = ack_n > ectr_ack;
 
 always @(posedge clock) begin
    if (rst) begin
       actr <= {a}'d0; ep_cur <= 2'd0; ep_old <= 2'd0; ep_closed <= 1'b0;
+      fsm <= {w}'d0; ep_full_r <= 1'b0; pol_no_r <= lazy;
 ",
             am = A - 1,
             a = A,
             a3 = A - 3,
             wm = W - 1,
+            w = W,
+            fsm_n = (0..E)
+                .map(|e| format!(
+                    "wire [{wm}:0] fsm_n{e} = ((rel & (ep_old == 2'd{e})) ? {W}'d0 : ep_fsm[{e}]) | ((ord_join & ~nowait & (j == 2'd{e})) ? fsm_add : {W}'d0);\n",
+                    wm = W - 1
+                ))
+                .collect::<String>(),
+            ec = (0..E)
+                .map(|e| format!(
+                    "(* keep *) wire [{am}:0] ec_m{e} = ectr[{e}] - ((ack_epoch == 2'd{e}) ? acked : {A}'d0);\n(* keep *) wire [{am}:0] ec_f{e} = (ep_cur == 2'd{e}) ? ec_m{e} + {A}'d1 : ec_m{e};\n",
+                    am = A - 1
+                ))
+                .collect::<String>(),
             edm_n = (0..E)
                 .map(|e| format!(
                     "wire [{wm}:0] edm_n{e} = ((rel & (ep_old == 2'd{e})) ? {W}'d0 : ep_edm[{e}]) | ((ord_join & ~nowait & (j == 2'd{e})) ? edm_add : {W}'d0);\n",
@@ -180,14 +224,17 @@ always @(posedge clock) begin
                 "      ectr[{e}] <= {A}'d0; ep_fsm[{e}] <= {W}'d0; ep_edm[{e}] <= {W}'d0;\n"
             ));
         }
-        v.push_str("   end else begin\n      actr <= actr + f - acked;\n");
+        v.push_str(
+            "   end else begin\n      actr <= flush_now ? actr_f : actr_m;\n      \
+             fsm <= fsm_n0 | fsm_n1 | fsm_n2 | fsm_n3; ep_full_r <= ~room_nx; pol_no_r <= ~pol_nx;\n",
+        );
         for e in 0..E {
             // the epoch's counter: + a flush in ep_cur, - the acks of its tag;
             // its masks: cleared on release, joined by a retiring ordering entry
             v.push_str(&format!(
                 "\
-      ectr[{e}] <= ectr[{e}] + ((ep_cur == 2'd{e}) ? f : {A}'d0) - ((ack_epoch == 2'd{e}) ? acked : {A}'d0);
-      ep_fsm[{e}] <= ((rel & (ep_old == 2'd{e})) ? {W}'d0 : ep_fsm[{e}]) | ((ord_join & ~nowait & (j == 2'd{e})) ? fsm_add : {W}'d0);
+      ectr[{e}] <= flush_now ? ec_f{e} : ec_m{e};
+      ep_fsm[{e}] <= fsm_n{e};
       ep_edm[{e}] <= edm_n{e};
 "
             ));

@@ -1,10 +1,13 @@
 //! The flush FIFO (`docs/microarch.md` §2 "Flush / ack", §4.4): F = 4
-//! queued flushes {line, warps, evict, epoch}, read and write pointers with a
-//! wrap bit (count = wr - rd).
+//! queued flushes {line, warps, evict, epoch}.
 //!
-//! `flush_ready` is the one input used unregistered: it only advances the
-//! read pointer. The outputs are the slot at the read pointer (zero when
-//! empty); `has_line` is the busy check of §4.2 over the queued lines.
+//! In the Verilog the head entry is a register that drives the `flush_*`
+//! outputs directly (zero when empty), refilled from a ring of 3 slots
+//! behind it or from the push when the ring is empty; the Rust model below
+//! keeps the plain 4-slot FIFO (read and write pointers with a wrap bit),
+//! which has the same port behaviour. `flush_ready` is the one input used
+//! unregistered: it only takes the head (a final select). `has_line` is the
+//! busy check of §4.2 over the queued lines.
 
 use crate::blocks::{bv, u};
 use rust_hdl::core::prelude::*;
@@ -108,56 +111,85 @@ impl<const W: usize, const LW: usize> Logic for FlushFifo<W, LW> {
         self.has_line.connect();
     }
     fn hdl(&self) -> Verilog {
-        let mut v = format!(
+        Verilog::Custom(format!(
             "\
-reg [{lm}:0] f_line [0:3];
-reg [{wm}:0] f_warps [0:3];
-reg f_evict [0:3];
-reg [1:0] f_epoch [0:3];
-reg [2:0] rd;
-reg [2:0] wr;
-wire [2:0] count = wr - rd;
-wire valid = count != 3'd0;
-wire [1:0] h = rd[1:0];
-// slot i holds a queued flush when its distance from the read pointer is below count
-",
-            lm = LW - 1,
-            wm = W - 1,
-        );
-        for i in 0..F {
-            v.push_str(&format!(
-                "wire [2:0] dist{i} = {{1'b0, 2'd{i} - h}};\nwire hit{i} = (dist{i} < count) & (f_line[{i}] == q_line);\n"
-            ));
-        }
-        v.push_str(&format!(
-            "\
-always @(*) flush_valid = valid;
-always @(*) flush_line = valid ? f_line[h] : {lw}'d0;
-always @(*) flush_warps = valid ? f_warps[h] : {w}'d0;
-always @(*) flush_evict = valid & f_evict[h];
-always @(*) flush_epoch = valid ? f_epoch[h] : 2'd0;
-always @(*) not_full = count != 3'd4;
-always @(*) has_line = hit0 | hit1 | hit2 | hit3;
+// The head entry is a register (the flush_* outputs, zero when empty); the
+// up to 3 flushes behind it wait in a ring of 3 slots, from rd, n of them.
+// So every flush output is a flip-flop (a register-to-output path of no
+// logic), and flush_ready only makes the final 2:1 select of the head and
+// ring registers (its fan-out is the input's whole path).
+reg [{lm}:0] b_line [0:2];
+reg [{wm}:0] b_warps [0:2];
+reg b_evict [0:2];
+reg [1:0] b_epoch [0:2];
+reg [1:0] rd;
+reg [1:0] n;
+wire push = push_head | push_evict;
+wire [{lm}:0] p_line = push_evict ? q_line : head_line;
+wire [{wm}:0] p_warps = push_evict ? ev_warps : head_warps;
+// the flush at the head leaves when taken; when not valid n is 0 and both
+// choices below are equal, so flush_ready alone selects
+wire take = flush_ready;
+wire nz = n != 2'd0;
+wire [1:0] rd_inc = (rd == 2'd2) ? 2'd0 : rd + 2'd1;
+// the ring slot behind the n queued ones: (rd + n) mod 3
+wire [2:0] rn = {{1'b0, rd}} + {{1'b0, n}};
+wire [1:0] wslot = (rn >= 3'd3) ? rn[1:0] - 2'd3 : rn[1:0];
+// slot i is queued when its distance from rd is below n
+wire [1:0] d0 = (rd == 2'd0) ? 2'd0 : (rd == 2'd1) ? 2'd2 : 2'd1;
+wire [1:0] d1 = (rd == 2'd0) ? 2'd1 : (rd == 2'd1) ? 2'd0 : 2'd2;
+wire [1:0] d2 = (rd == 2'd0) ? 2'd2 : (rd == 2'd1) ? 2'd1 : 2'd0;
+wire hit0 = (d0 < n) & (b_line[0] == q_line);
+wire hit1 = (d1 < n) & (b_line[1] == q_line);
+wire hit2 = (d2 < n) & (b_line[2] == q_line);
+wire hith = flush_valid & (flush_line == q_line);
+always @(*) not_full = n != 2'd3;
+always @(*) has_line = hith | hit0 | hit1 | hit2;
+
+// the head's next value when kept (filled by a push when empty) and when
+// taken (the ring's oldest, else a push, else empty)
+wire v_keep = flush_valid | push;
+wire v_take = nz | push;
+wire [{lm}:0] l_keep = flush_valid ? flush_line : push ? p_line : {lw}'d0;
+wire [{lm}:0] l_take = nz ? b_line[rd] : push ? p_line : {lw}'d0;
+wire [{wm}:0] w_keep = flush_valid ? flush_warps : push ? p_warps : {w}'d0;
+wire [{wm}:0] w_take = nz ? b_warps[rd] : push ? p_warps : {w}'d0;
+wire e_keep = flush_valid ? flush_evict : push & push_evict;
+wire e_take = nz ? b_evict[rd] : push & push_evict;
+wire [1:0] p_keep = flush_valid ? flush_epoch : push ? push_epoch : 2'd0;
+wire [1:0] p_take = nz ? b_epoch[rd] : push ? push_epoch : 2'd0;
+// ring count: kept head, a push joins the ring when the head is valid;
+// taken head, the ring's oldest moves up and a push joins it when n > 0
+wire [1:0] n_keep = n + {{1'b0, push & flush_valid}};
+wire [1:0] n_take = nz ? n - {{1'b0, ~push}} : 2'd0;
 
 always @(posedge clock) begin
    if (rst) begin
-      rd <= 3'd0; wr <= 3'd0;
+      flush_valid <= 1'b0; flush_line <= {lw}'d0; flush_warps <= {w}'d0;
+      flush_evict <= 1'b0; flush_epoch <= 2'd0; rd <= 2'd0; n <= 2'd0;
    end else begin
-      // flush_ready only moves the read pointer
-      if (valid & flush_ready) rd <= rd + 3'd1;
-      if (push_head | push_evict) begin
-         f_line[wr[1:0]] <= push_evict ? q_line : head_line;
-         f_warps[wr[1:0]] <= push_evict ? ev_warps : head_warps;
-         f_evict[wr[1:0]] <= push_evict;
-         f_epoch[wr[1:0]] <= push_epoch;
-         wr <= wr + 3'd1;
+      flush_valid <= take ? v_take : v_keep;
+      flush_line <= take ? l_take : l_keep;
+      flush_warps <= take ? w_take : w_keep;
+      flush_evict <= take ? e_take : e_keep;
+      flush_epoch <= take ? p_take : p_keep;
+      n <= take ? n_take : n_keep;
+      if (take & nz) rd <= rd_inc;
+      // a push is written to the ring slot behind the queued ones; when it
+      // goes to the head instead, the slot is not counted (n stays 0)
+      if (push) begin
+         b_line[wslot] <= p_line;
+         b_warps[wslot] <= p_warps;
+         b_evict[wslot] <= push_evict;
+         b_epoch[wslot] <= push_epoch;
       end
    end
 end
 ",
+            lm = LW - 1,
             lw = LW,
+            wm = W - 1,
             w = W,
-        ));
-        Verilog::Custom(v)
+        ))
     }
 }

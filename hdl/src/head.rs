@@ -31,15 +31,12 @@ struct State {
 pub struct Head<const W: usize, const IW: usize, const A: usize> {
     pub clock: Signal<In, Clock>,
     pub rst: Signal<In, bool>,
-    /// Flush window K, eager and lazy policy (constants of the instance).
-    pub window: Signal<In, Bits<A>>,
-    pub eager: Signal<In, bool>,
-    pub lazy: Signal<In, bool>,
+    /// The flush policy allows a flush (`policy_ok`, registered by [`crate::epochs::Epochs`]).
+    pub pol_ok: Signal<In, bool>,
     /// The head entry (`pb_type[head]`, `pb_warps[head]`), from the staging register.
     pub h_type: Signal<In, Bits<3>>,
     pub h_warps: Signal<In, Bits<W>>,
     pub fsm: Signal<In, Bits<W>>,
-    pub actr: Signal<In, Bits<A>>,
     pub can_flush: Signal<In, bool>,
     pub drainq: Signal<In, bool>,
     /// After this cycle: `actr == 0` (epochs); `!inv_req && inv_cur == 0` (inval).
@@ -51,6 +48,10 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     pub push_type: Signal<In, Bits<3>>,
     pub tgt: Signal<In, bool>,
     pub tgt_idx: Signal<In, Bits<IW>>,
+    /// `k` of the request in `r2` and in `r1`: compared here with the
+    /// pointers (see `eq_*`).
+    pub k: Signal<In, Bits<IW>>,
+    pub k1: Signal<In, Bits<IW>>,
     // registers
     pub head: Signal<Out, Bits<IW>>,
     pub tail: Signal<Out, Bits<IW>>,
@@ -61,7 +62,21 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     pub drain_pend: Signal<Out, bool>,
     // head action before the request (`head_act`)
     pub ha_flush: Signal<Out, bool>,
-    pub pop_planned: Signal<Out, bool>,
+    /// The PB is empty; holds one entry; holds two (flip-flops for the first
+    /// two, registered from the next-state values).
+    pub empty: Signal<Out, bool>,
+    pub one: Signal<Out, bool>,
+    pub two: Signal<Out, bool>,
+    /// Address compares from registers, for the selects of
+    /// [`crate::store::PbStore`]: `k == head`, `k == head + 1`, and `r1`'s
+    /// `k1` against the three addresses this cycle's write may have
+    /// (`tail`, `tail - 1`, `k`). Made in this block so that the synthesis
+    /// of `store` cannot fold its late selects in front of the compares.
+    pub eq_kh: Signal<Out, bool>,
+    pub eq_kh1: Signal<Out, bool>,
+    pub eq_tk1: Signal<Out, bool>,
+    pub eq_yk1: Signal<Out, bool>,
+    pub eq_kk1: Signal<Out, bool>,
     // after the request (`head_final`)
     pub pop: Signal<Out, bool>,
     pub retire: Signal<Out, bool>,
@@ -89,7 +104,7 @@ impl<const W: usize, const IW: usize, const A: usize> Head<W, IW, A> {
         let s = &self._s;
         let empty = self.empty();
         let ht = u(&self.h_type);
-        let policy_ok = self.eager.val() || (!self.lazy.val() && u(&self.actr) < u(&self.window));
+        let policy_ok = self.pol_ok.val();
         let force = s.drain_pend || s.full || self.drainq.val();
         Act {
             pop: !empty && ht == u64::from(ty::HOLE),
@@ -166,7 +181,17 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         self.last_type.next = bv(s.last_type);
         self.drain_pend.next = s.drain_pend;
         self.ha_flush.next = a.flush;
-        self.pop_planned.next = a.pop || a.flush || a.retire;
+        let im = mask(IW);
+        let (k, k1) = (u(&self.k), u(&self.k1));
+        let cnt = s.tail.wrapping_sub(s.head) & im;
+        self.empty.next = !s.full && cnt == 0;
+        self.one.next = !s.full && cnt == 1;
+        self.two.next = !s.full && cnt == 2;
+        self.eq_kh.next = k == s.head;
+        self.eq_kh1.next = k == (s.head + 1) & im;
+        self.eq_tk1.next = s.tail == k1;
+        self.eq_yk1.next = s.tail.wrapping_sub(1) & im == k1;
+        self.eq_kk1.next = k == k1;
         self.pop.next = pop;
         self.retire.next = retire;
         self.flush_head.next = a.flush && !ev;
@@ -185,7 +210,14 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         self.last_type.connect();
         self.drain_pend.connect();
         self.ha_flush.connect();
-        self.pop_planned.connect();
+        self.empty.connect();
+        self.one.connect();
+        self.two.connect();
+        self.eq_kh.connect();
+        self.eq_kh1.connect();
+        self.eq_tk1.connect();
+        self.eq_yk1.connect();
+        self.eq_kk1.connect();
         self.pop.connect();
         self.retire.connect();
         self.flush_head.connect();
@@ -198,9 +230,13 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         Verilog::Custom(format!(
             "\
 reg [{im}:0] drain_idx;
-wire empty_w = ~full & (head == tail);
+// empty and one entry are flip-flops, registered from the next-state values
+// (`ne_r` is the complement of empty, so that every register resets to 0)
+reg ne_r, one_r;
+wire empty_w = ~ne_r;
+wire two_w = ~full & (head + {iw}'d2 == tail);
 // head action (4.1), from registers only
-wire policy_ok = eager | (~lazy & (actr < window));
+wire policy_ok = pol_ok;
 wire force_dr = drain_pend | full | drainq;
 wire a_pop = ~empty_w & (h_type == 3'd0);
 wire a_flush = ~empty_w & (h_type == 3'd1) & ~|(h_warps & fsm) & can_flush & (force_dr | policy_ok);
@@ -213,19 +249,30 @@ wire t_edm = (h_type == 3'd3) | (h_type == 3'd7);
 wire t_inv = (h_type == 3'd3) | (h_type == 3'd6);
 wire t_odm = t_edm | (h_type == 3'd6);
 // drain target (4.2)
-wire pend_after = drain_pend & ~(f_pop & (head == drain_idx));
+// head + 1 and the drain compare are kept as nets: the (late) pop selects
+(* keep *) wire [{im}:0] head_inc = head + {iw}'d1;
+(* keep *) wire dh = head == drain_idx;
+wire pend_after = drain_pend & ~(f_pop & dh);
 wire e_younger = {d_older_e};
 wire new_tgt = tgt & (~pend_after | e_younger);
 wire [{im}:0] tail_inc = tail + {iw}'d1;
 // idle next cycle: empty after this cycle's push and pop (one entry left
 // and popped, or empty and nothing pushed), nothing counted, no invalidation
-wire one_left = ~full & (head + {iw}'d1 == tail);
-wire empty_nx = ~push & (f_pop ? one_left : empty_w);
+wire empty_nx = ~push & (f_pop ? one_r : empty_w);
+// count' == 1: push and pop keep the count, a push onto an empty PB, a pop of two
+wire one_nx = push ? (f_pop ? one_r : empty_w) : (f_pop ? two_w : one_r);
 reg busy;
 
 always @(*) idle = ~busy;
 always @(*) ha_flush = a_flush;
-always @(*) pop_planned = a_pop | a_flush | a_retire;
+always @(*) empty = empty_w;
+always @(*) one = one_r;
+always @(*) two = two_w;
+always @(*) eq_kh = k == head;
+always @(*) eq_kh1 = k == head + {iw}'d1;
+always @(*) eq_tk1 = tail == k1;
+always @(*) eq_yk1 = tail - {iw}'d1 == k1;
+always @(*) eq_kk1 = k == k1;
 always @(*) pop = f_pop;
 always @(*) retire = f_retire;
 always @(*) flush_head = a_flush & ~ev_flush;
@@ -238,9 +285,11 @@ always @(posedge clock) begin
    if (rst) begin
       head <= {iw}'d0; tail <= {iw}'d0; full <= 1'b0; last_type <= 3'd0;
       drain_pend <= 1'b0; drain_idx <= {iw}'d0; busy <= 1'b0;
+      ne_r <= 1'b0; one_r <= 1'b0;
    end else begin
+      ne_r <= ~empty_nx; one_r <= one_nx;
       busy <= ~(empty_nx & actr_z_nx & inv_quiet_nx);
-      if (f_pop) head <= head + {iw}'d1;
+      if (f_pop) head <= head_inc;
       if (push) begin
          tail <= tail_inc;
          last_type <= push_type;

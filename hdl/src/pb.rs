@@ -279,7 +279,24 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.pb_warps.wm.next = self.store.m_warps_wm.val();
 
         // ---- write queue, forwarding, head staging ----
-        self.store.k.next = self.pipe.r2_pbidx.val();
+        self.store.k1.next = self.pipe.r1_pbidx.val();
+        self.store.empty.next = self.head_ctl.empty.val();
+        self.store.one.next = self.head_ctl.one.val();
+        self.store.two.next = self.head_ctl.two.val();
+        self.store.eq_kh.next = self.head_ctl.eq_kh.val();
+        self.store.eq_kh1.next = self.head_ctl.eq_kh1.val();
+        self.store.eq_tk1.next = self.head_ctl.eq_tk1.val();
+        self.store.eq_yk1.next = self.head_ctl.eq_yk1.val();
+        self.store.eq_kk1.next = self.head_ctl.eq_kk1.val();
+        self.store.wr_coal.next = self.decide.wr_coal.val();
+        self.store.ev_flush.next = self.decide.ev_flush.val();
+        self.store.sp_type.next = self.decide.sp_type.val();
+        self.store.sp_line.next = self.decide.sp_line.val();
+        self.store.wr_at_tail.next = self.decide.wr_at_tail.val();
+        self.store.wr_at_y.next = self.decide.wr_at_y.val();
+        self.store.q_line.next = self.pipe.r2_line.val();
+        self.store.fsm.next = self.epochs.fsm.val();
+        self.store.ob.next = self.warps.ob.val();
         self.store.head.next = self.head_ctl.head.val();
         self.store.pop.next = self.head_ctl.pop.val();
         self.store.wr_type_en.next = self.decide.wr_type_en.val();
@@ -301,13 +318,12 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.can_flush.next = self.epochs.ep_room.val() && self.fifo.not_full.val();
 
         // ---- head action (4.1) ----
-        self.head_ctl.window.next = self.c_window.val();
-        self.head_ctl.eager.next = self.c_eager.val();
-        self.head_ctl.lazy.next = self.c_lazy.val();
+        self.head_ctl.pol_ok.next = self.epochs.pol_ok.val();
+        self.head_ctl.k.next = self.pipe.r2_pbidx.val();
+        self.head_ctl.k1.next = self.pipe.r1_pbidx.val();
         self.head_ctl.h_type.next = self.store.h_type.val();
         self.head_ctl.h_warps.next = self.store.h_warps.val();
         self.head_ctl.fsm.next = self.epochs.fsm.val();
-        self.head_ctl.actr.next = self.epochs.actr.val();
         self.head_ctl.can_flush.next = self.can_flush.val();
         self.head_ctl.drainq.next = self.pipe.drainq.val();
         self.head_ctl.actr_z_nx.next = self.epochs.actr_z_nx.val();
@@ -327,7 +343,8 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.decide.r2_pbidx.next = self.pipe.r2_pbidx.val();
         self.decide.lazy.next = self.c_lazy.val();
         self.decide.w_stall.next = self.warps.w_stall.val();
-        self.decide.fsm.next = self.epochs.fsm.val();
+        self.decide.empty.next = self.head_ctl.empty.val();
+        self.decide.one.next = self.head_ctl.one.val();
         self.decide.head.next = self.head_ctl.head.val();
         self.decide.tail.next = self.head_ctl.tail.val();
         self.decide.full.next = self.head_ctl.full.val();
@@ -335,21 +352,19 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.decide.can_flush.next = self.can_flush.val();
         self.decide.fifo_has.next = self.fifo.has_line.val();
         self.decide.ha_flush.next = self.head_ctl.ha_flush.val();
-        self.decide.pop_planned.next = self.head_ctl.pop_planned.val();
         self.decide.h_line.next = self.store.h_line.val();
-        self.decide.k_type.next = self.store.k_type.val();
-        self.decide.k_line.next = self.store.k_line.val();
-        self.decide.k_warps.next = self.store.k_warps.val();
+        self.decide.k_persist.next = self.store.k_persist.val();
+        self.decide.k_leq.next = self.store.k_leq.val();
+        self.decide.k_fsm.next = self.store.k_fsm.val();
+        self.decide.k_older.next = self.store.k_older.val();
         self.decide.yq_valid.next = self.warps.yq_valid.val();
         self.decide.yq_idx.next = self.warps.yq_idx.val();
         self.decide.q_full.next = self.warps.q_full.val();
-        self.decide.older.next = self.warps.older.val();
 
         // ---- per-warp tables ----
         self.warps.head.next = self.head_ctl.head.val();
         self.warps.q_warp.next = self.decide.warp_idx.val();
         self.warps.k.next = self.pipe.r2_pbidx.val();
-        self.warps.ev_mask.next = self.store.k_warps.val();
         self.warps.retire.next = self.head_ctl.retire.val();
         self.warps.pop.next = self.head_ctl.pop.val();
         self.warps.push.next = self.decide.oq_push.val();
@@ -372,6 +387,9 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.epochs.ord_join.next = self.head_ctl.retire.val();
         self.epochs.fsm_add.next = self.head_ctl.fsm_add.val();
         self.epochs.edm_add.next = self.head_ctl.edm_add.val();
+        self.epochs.window.next = self.c_window.val();
+        self.epochs.eager.next = self.c_eager.val();
+        self.epochs.lazy.next = self.c_lazy.val();
 
         // ---- flush FIFO: the head drain or the eviction ----
         self.fifo.flush_ready.next = self.flush_ready.val();

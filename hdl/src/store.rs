@@ -69,6 +69,8 @@ struct State {
     st1: Ent,
     popped: bool,
     pf: u64,
+    /// `r2`'s k (`k1` of the previous cycle, as the request pipeline).
+    k: u64,
 }
 
 /// Memory write queue, forwarding and head staging.
@@ -76,8 +78,24 @@ struct State {
 pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     pub clock: Signal<In, Clock>,
     pub rst: Signal<In, bool>,
-    /// `k` of the request being decided (`r2.pbidx`).
-    pub k: Signal<In, Bits<IW>>,
+    /// `k` of the request in `r1` (decided next cycle): the forwarding's
+    /// address compares are made one cycle early.
+    pub k1: Signal<In, Bits<IW>>,
+    /// From [`crate::head::Head`]: the PB is empty, holds one, two entries;
+    /// `r2`'s k is the head, head + 1; `k1` is `tail`, `tail - 1`, `k`.
+    pub empty: Signal<In, bool>,
+    pub one: Signal<In, bool>,
+    pub two: Signal<In, bool>,
+    pub eq_kh: Signal<In, bool>,
+    pub eq_kh1: Signal<In, bool>,
+    pub eq_tk1: Signal<In, bool>,
+    pub eq_yk1: Signal<In, bool>,
+    pub eq_kk1: Signal<In, bool>,
+    /// The request's line (`r2.line`), the FSM and, per warp, "oldest live
+    /// ordering entry older than k" (`warps`' `ob`): entry k's checks.
+    pub q_line: Signal<In, Bits<LW>>,
+    pub fsm: Signal<In, Bits<W>>,
+    pub ob: Signal<In, Bits<W>>,
     pub head: Signal<In, Bits<IW>>,
     /// The head entry leaves this cycle.
     pub pop: Signal<In, bool>,
@@ -86,6 +104,18 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     pub wr_line_en: Signal<In, bool>,
     pub wr_warps_en: Signal<In, bool>,
     pub wr_addr: Signal<In, Bits<IW>>,
+    /// `wr_addr` is `tail` (an allocation), `tail - 1` (an ordering op
+    /// coalescing), else `k`: the compares with it are made on the three
+    /// candidates, from registers, and the decision only selects.
+    pub wr_at_tail: Signal<In, bool>,
+    pub wr_at_y: Signal<In, bool>,
+    /// The write is a coalescing (sets the warp's bit at `k` or `y`); an
+    /// eviction's hole at `k`; an allocation's type and line (from the
+    /// opcode, whether or not it allocates).
+    pub wr_coal: Signal<In, bool>,
+    pub ev_flush: Signal<In, bool>,
+    pub sp_type: Signal<In, Bits<3>>,
+    pub sp_line: Signal<In, Bits<LW>>,
     pub wr_type: Signal<In, Bits<3>>,
     pub wr_line: Signal<In, Bits<LW>>,
     pub wr_warps: Signal<In, Bits<W>>,
@@ -108,10 +138,14 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     pub m_line_wd: Signal<Out, Bits<LW>>,
     pub m_warps_wd: Signal<Out, Bits<W>>,
     pub m_warps_wm: Signal<Out, Bits<W>>,
-    /// Entry `k`, architectural.
-    pub k_type: Signal<Out, Bits<3>>,
-    pub k_line: Signal<Out, Bits<LW>>,
+    /// Entry `k`, architectural: it is a persist; of the request's line;
+    /// its warps (the eviction flush's), of which one is in FSM, one has an
+    /// older live ordering entry (§4.2 `older_ord`).
+    pub k_persist: Signal<Out, bool>,
+    pub k_leq: Signal<Out, bool>,
     pub k_warps: Signal<Out, Bits<W>>,
+    pub k_fsm: Signal<Out, bool>,
+    pub k_older: Signal<Out, bool>,
     /// The head entry (`st0`).
     pub h_type: Signal<Out, Bits<3>>,
     pub h_line: Signal<Out, Bits<LW>>,
@@ -177,6 +211,7 @@ impl<const W: usize, const IW: usize, const LW: usize> PbStore<W, IW, LW> {
             st1: w.apply(st1_eff, h1),
             popped: pop,
             pf: (s.pf + u64::from(pop)) & im,
+            k: u(&self.k1),
         }
     }
 }
@@ -187,7 +222,7 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
             self._s = self.next_state();
         }
         let s = self._s;
-        let k = self.fwd(self.rdk(), u(&self.k));
+        let k = self.fwd(self.rdk(), s.k);
         self.pf.next = bv(s.pf);
         self.m_type_we.next = s.wq1.te;
         self.m_line_we.next = s.wq1.le;
@@ -197,9 +232,11 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
         self.m_line_wd.next = bv(s.wq1.line);
         self.m_warps_wd.next = bv(s.wq1.warps);
         self.m_warps_wm.next = bv(s.wq1.mask);
-        self.k_type.next = bv(k.ty);
-        self.k_line.next = bv(k.line);
+        self.k_persist.next = k.ty == u64::from(sbrp_iface::entry_type::PERSIST);
+        self.k_leq.next = k.line == u(&self.q_line);
         self.k_warps.next = bv(k.warps);
+        self.k_fsm.next = k.warps & u(&self.fsm) != 0;
+        self.k_older.next = k.warps & u(&self.ob) != 0;
         self.h_type.next = bv(s.st0.ty);
         self.h_line.next = bv(s.st0.line);
         self.h_warps.next = bv(s.st0.warps);
@@ -214,39 +251,28 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
         self.m_line_wd.connect();
         self.m_warps_wd.connect();
         self.m_warps_wm.connect();
-        self.k_type.connect();
-        self.k_line.connect();
+        self.k_persist.connect();
+        self.k_leq.connect();
         self.k_warps.connect();
+        self.k_fsm.connect();
+        self.k_older.connect();
         self.h_type.connect();
         self.h_line.connect();
         self.h_warps.connect();
     }
     fn hdl(&self) -> Verilog {
         // `fwd(P, A)`: read data P at address A with wq2, then wq1, applied.
-        let fwd = |p: &str, a: &str| {
+        let fwd = |p: &str, m2: &str, m1: &str| {
             format!(
                 "\
-wire m2_{p} = m2_addr == {a};
-wire m1_{p} = m_wa == {a};
+wire m2_{p} = {m2};
+wire m1_{p} = {m1};
 wire [2:0] {p}_t2 = (m2_te & m2_{p}) ? m2_type : rd{p}_type;
 wire [{lm}:0] {p}_l2 = (m2_le & m2_{p}) ? m2_line : rd{p}_line;
 wire [{wm}:0] {p}_w2 = (m2_we & m2_{p}) ? ((rd{p}_warps & ~m2_mask) | (m2_warps & m2_mask)) : rd{p}_warps;
 wire [2:0] {p}_t = (m_type_we & m1_{p}) ? m_type_wd : {p}_t2;
 wire [{lm}:0] {p}_l = (m_line_we & m1_{p}) ? m_line_wd : {p}_l2;
 wire [{wm}:0] {p}_w = (m_warps_we & m1_{p}) ? ((({p}_w2 & ~m_warps_wm) | (m_warps_wd & m_warps_wm))) : {p}_w2;
-",
-                lm = LW - 1,
-                wm = W - 1,
-            )
-        };
-        // `ap(E, A, N)`: entry E at address A after this cycle's write, as N.
-        let ap = |e: &str, a: &str, n: &str| {
-            format!(
-                "\
-wire c_{n} = wr_addr == {a};
-wire [2:0] {n}_t = (wr_type_en & c_{n}) ? wr_type : {e}_t;
-wire [{lm}:0] {n}_l = (wr_line_en & c_{n}) ? wr_line : {e}_l;
-wire [{wm}:0] {n}_w = (wr_warps_en & c_{n}) ? (({e}_w & ~wr_mask) | (wr_warps & wr_mask)) : {e}_w;
 ",
                 lm = LW - 1,
                 wm = W - 1,
@@ -267,6 +293,13 @@ reg [{wm}:0] st1_w;
 reg popped;
 reg [{im}:0] pf1;
 wire [{im}:0] h1 = head + {iw}'d1;
+(* keep *) wire [{im}:0] pf2 = pf + {iw}'d2;
+// entry k's forwarding next cycle: k1 against this cycle's write (wq2
+// then) and the decision's write (wq1 then), compared from registers
+reg mk1, mk2;
+// the write was an allocation (whole word), for wq1 and wq2
+reg m1_full, m2_full;
+wire mk1_n = wr_at_tail ? eq_tk1 : wr_at_y ? eq_yk1 : eq_kk1;
 wire [2:0] st0_t = h_type;
 wire [{lm}:0] st0_l = h_line;
 wire [{wm}:0] st0_w = h_warps;
@@ -276,10 +309,30 @@ wire [{wm}:0] st0_w = h_warps;
             lm = LW - 1,
             wm = W - 1,
         );
-        // entry k: port 1 forwarded
-        v.push_str(&fwd("k", "k"));
+        // entry k: port 1 forwarded. Each check of the decision is made on
+        // the read data and on the two writes in parallel, then selected by
+        // the registered address matches: no compare or word select lies
+        // before the checks. A pb_warps write is either an allocation (the
+        // whole word becomes bit(w)) or a coalescing (bit(w) is set).
+        v.push_str(&format!(
+            "\
+wire h1t = m_type_we & mk1;
+wire h2t = m2_te & mk2;
+wire h1l = m_line_we & mk1;
+wire h2l = m2_le & mk2;
+wire kf1 = m_warps_we & mk1;
+wire kf2 = m2_we & mk2 & ~(kf1 & m1_full);
+wire kfb = ~(m2_we & mk2 & m2_full) & ~(kf1 & m1_full);
+always @(*) k_persist = h1t ? (m_type_wd == 3'd1) : h2t ? (m2_type == 3'd1) : (rdk_type == 3'd1);
+always @(*) k_leq = h1l ? (m_line_wd == q_line) : h2l ? (m2_line == q_line) : (rdk_line == q_line);
+always @(*) k_warps = ({{{w}{{kfb}}}} & rdk_warps) | ({{{w}{{kf2}}}} & m2_warps) | ({{{w}{{kf1}}}} & m_warps_wd);
+always @(*) k_fsm = (kfb & |(rdk_warps & fsm)) | (kf2 & |(m2_warps & fsm)) | (kf1 & |(m_warps_wd & fsm));
+always @(*) k_older = (kfb & |(rdk_warps & ob)) | (kf2 & |(m2_warps & ob)) | (kf1 & |(m_warps_wd & ob));
+",
+            w = W,
+        ));
         // entry head+1 after a pop: port 0 forwarded
-        v.push_str(&fwd("a", "h1"));
+        v.push_str(&fwd("a", "m2_addr == h1", "m_wa == h1"));
         v.push_str(&format!(
             "\
 wire [2:0] s1_t = popped ? a_t : st1_t;
@@ -289,14 +342,31 @@ wire [{wm}:0] s1_w = popped ? a_w : st1_w;
             lm = LW - 1,
             wm = W - 1,
         ));
-        v.push_str(&ap("st0", "head", "n0"));
-        v.push_str(&ap("s1", "h1", "n1"));
+        // Staging coherent with this cycle's write. An allocation at tail
+        // lands in st0 when the PB is empty and in st1 when it holds one
+        // entry; those slots are not live then (nothing reads them), so they
+        // take the allocation's data whether or not it happens. Only the bit
+        // set of a coalescing (at k or y) and the hole of an eviction (at k)
+        // depend on the decision, and only as the last gates.
         v.push_str(&format!(
             "\
-always @(*) k_type = k_t;
-always @(*) k_line = k_l;
-always @(*) k_warps = k_w;
-
+wire ch0 = wr_coal & (wr_at_y ? one : eq_kh);
+wire ch1 = wr_coal & (wr_at_y ? two : eq_kh1);
+// the staging's next values for both outcomes of the (late) pop are kept
+// as nets, so that synthesis leaves the pop a final select
+(* keep *) wire [2:0] n0_t = (ev_flush & eq_kh) ? 3'd0 : empty ? sp_type : st0_t;
+(* keep *) wire [{lm}:0] n0_l = empty ? sp_line : st0_l;
+(* keep *) wire [{wm}:0] n0_w = (empty ? wr_warps : st0_w) | ({{{w}{{ch0}}}} & wr_warps);
+(* keep *) wire [2:0] n1_t = (ev_flush & eq_kh1) ? 3'd0 : one ? sp_type : s1_t;
+(* keep *) wire [{lm}:0] n1_l = one ? sp_line : s1_l;
+(* keep *) wire [{wm}:0] n1_w = (one ? wr_warps : s1_w) | ({{{w}{{ch1}}}} & wr_warps);
+",
+            lm = LW - 1,
+            wm = W - 1,
+            w = W,
+        ));
+        v.push_str(&format!(
+            "\
 always @(posedge clock) begin
    if (rst) begin
       m_type_we <= 1'b0; m_line_we <= 1'b0; m_warps_we <= 1'b0; m_wa <= {iw}'d0;
@@ -305,8 +375,10 @@ always @(posedge clock) begin
       m2_type <= 3'd0; m2_line <= {lw}'d0; m2_warps <= {w}'d0; m2_mask <= {w}'d0;
       h_type <= 3'd0; h_line <= {lw}'d0; h_warps <= {w}'d0;
       st1_t <= 3'd0; st1_l <= {lw}'d0; st1_w <= {w}'d0;
-      popped <= 1'b0; pf <= {iw}'d2; pf1 <= {iw}'d3;
+      popped <= 1'b0; pf <= {iw}'d2; pf1 <= {iw}'d3; mk1 <= 1'b0; mk2 <= 1'b0;
+      m1_full <= 1'b0; m2_full <= 1'b0;
    end else begin
+      mk1 <= mk1_n; mk2 <= m_wa == k1; m1_full <= wr_at_tail; m2_full <= m1_full;
       // the decision's write: to the memories next cycle
       m_type_we <= wr_type_en; m_line_we <= wr_line_en; m_warps_we <= wr_warps_en;
       m_wa <= wr_addr; m_type_wd <= wr_type; m_line_wd <= wr_line;
@@ -323,7 +395,7 @@ always @(posedge clock) begin
       popped <= pop;
       if (pop) begin
          pf <= pf1;
-         pf1 <= pf + {iw}'d2;
+         pf1 <= pf2;
       end
    end
 end

@@ -68,8 +68,6 @@ pub struct WarpTables<const W: usize, const WB: usize, const IW: usize> {
     /// The request's warp (the low WB bits of `r2.warp`) and entry `k`.
     pub q_warp: Signal<In, Bits<WB>>,
     pub k: Signal<In, Bits<IW>>,
-    /// The warps of entry `k` (eviction check).
-    pub ev_mask: Signal<In, Bits<W>>,
     /// An ordering entry retires at the head: warps whose oldest entry it is pop.
     pub retire: Signal<In, bool>,
     /// The head entry leaves: entry waits on it end.
@@ -100,8 +98,9 @@ pub struct WarpTables<const W: usize, const WB: usize, const IW: usize> {
     pub yq_valid: Signal<Out, bool>,
     pub yq_idx: Signal<Out, Bits<IW>>,
     pub q_full: Signal<Out, bool>,
-    /// Some warp of `ev_mask` has a live ordering entry older than `k`.
-    pub older: Signal<Out, bool>,
+    /// Per warp: its oldest live ordering entry is older than `k` (the
+    /// eviction check ANDs it with the warps of entry `k`, in `store`).
+    pub ob: Signal<Out, Bits<W>>,
     _s: State,
 }
 
@@ -113,7 +112,6 @@ impl<const W: usize, const WB: usize, const IW: usize> Default for WarpTables<W,
             head: Default::default(),
             q_warp: Default::default(),
             k: Default::default(),
-            ev_mask: Default::default(),
             retire: Default::default(),
             pop: Default::default(),
             push: Default::default(),
@@ -133,7 +131,7 @@ impl<const W: usize, const WB: usize, const IW: usize> Default for WarpTables<W,
             yq_valid: Default::default(),
             yq_idx: Default::default(),
             q_full: Default::default(),
-            older: Default::default(),
+            ob: Default::default(),
             _s: State::new(W),
         }
     }
@@ -220,7 +218,7 @@ impl<const W: usize, const WB: usize, const IW: usize> Logic for WarpTables<W, W
         self.yq_valid.next = s.sel_yq_valid;
         self.yq_idx.next = bv(s.sel_yq_idx);
         self.q_full.next = s.sel_q_full;
-        self.older.next = (u(&self.ev_mask) & s.ob) != 0;
+        self.ob.next = bv(s.ob);
     }
     fn connect(&mut self) {
         self.odm.connect();
@@ -229,7 +227,7 @@ impl<const W: usize, const WB: usize, const IW: usize> Logic for WarpTables<W, W
         self.yq_valid.connect();
         self.yq_idx.connect();
         self.q_full.connect();
-        self.older.connect();
+        self.ob.connect();
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(format!(
@@ -242,7 +240,6 @@ wire [{wbm}:0] w = q_warp;
 wire [{wm}:0] wsel = {{{{{wm}{{1'b0}}}}, 1'b1}} << w;
 // ob[g]: warp g's oldest live ordering entry is older than r1's k at the
 // start of next cycle, when r1's request is decided (eviction check, 4.2)
-reg [{wm}:0] ob;
 // against head' = head + pop: the entry at the old head becomes the
 // youngest; compares use head, and the late pop only selects
 wire hk = k1 == head;
@@ -255,7 +252,6 @@ wire pt1 = (tail != head) & (hk | pt0);
 wire pe0 = oq_y ? py0 : pt0;
 wire pe1 = oq_y ? py1 : pt1;
 wire [{wm}:0] popq;
-wire [{wm}:0] wait_end;
 // stall' of each warp without the request's own ODM/wait and without the
 // pop (late: an eviction flush cancels a head flush): kept, or ended by pop
 wire [{wm}:0] st_keep;
@@ -268,7 +264,9 @@ generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
    wire c1 = {c1};
    // 4.1: the retiring head entry is the warp's oldest
    assign popq[g] = retire & (oq_n[g] != 2'd0) & e0;
-   assign wait_end[g] = pop & wait_ent[g] & (wait_idx[g] == head);
+   // the entry wait after this cycle, with and without the (late) pop
+   (* keep *) wire we_p = (wait_set & wsel[g]) | (wait_ent[g] & (wait_idx[g] != head));
+   (* keep *) wire we_n = (wait_set & wsel[g]) | wait_ent[g];
    wire weq = wait_idx[g] == head;
    assign st_keep[g] = (odm[g] & ~odm_clr[g]) | ext_nx[g] | (wait_ent[g] & ~weq);
    assign st_endp[g] = wait_ent[g] & weq;
@@ -278,6 +276,9 @@ generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
    wire b0 = popq[g] ? c1 : c0;
    wire b1 = popq[g] ? (hk | c1) : (~e0 & (hk | c0));
    wire push_first = push_g & (n1 == 2'd0);
+   // both outcomes of the (late) pop, kept as nets: the pop only selects
+   (* keep *) wire ob1 = push_first ? pe1 : ((n1 != 2'd0) & b1);
+   (* keep *) wire ob0 = push_first ? pe0 : ((n1 != 2'd0) & b0);
    always @(posedge clock) begin
       if (rst) begin
          oq_n[g] <= 2'd0; oq0[g] <= {iw}'d0; oq1[g] <= {iw}'d0; ob[g] <= 1'b0;
@@ -288,17 +289,15 @@ generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
          if (push_g & (n1 == 2'd0)) oq0[g] <= push_idx;
          else if (popq[g]) oq0[g] <= oq1[g];
          if (push_g & (n1 != 2'd0)) oq1[g] <= push_idx;
-         ob[g] <= push_first ? (pop ? pe1 : pe0) : ((n1 != 2'd0) & (pop ? b1 : b0));
+         ob[g] <= pop ? ob1 : ob0;
          if (wait_set & wsel[g]) begin
-            wait_ent[g] <= 1'b1;
             wait_idx[g] <= k;
-         end else if (wait_end[g]) wait_ent[g] <= 1'b0;
+         end
+         wait_ent[g] <= pop ? we_p : we_n;
          odm[g] <= (odm[g] & ~odm_clr[g]) | odm_set[g];
       end
    end
 end endgenerate
-
-always @(*) older = |(ev_mask & ob);
 
 // r1's warp, selected from registers one cycle before its decision; this
 // cycle's updates of that warp are applied after the select (pop first,
@@ -313,11 +312,14 @@ wire s_pop = popq[w1];
 wire [1:0] s_n1 = s_n - {{1'b0, s_pop}};
 wire [{im}:0] s_ya = ((s_n1 == 2'd2) | s_pop) ? s_q1 : s_q0;
 wire s_push = push & same;
+// its stall bit after this cycle, with and without the (late) pop
+(* keep *) wire ws_p = st_keep[w1] | (same & (odm_req | wait_set));
+(* keep *) wire ws_n = ws_p | st_endp[w1];
 always @(posedge clock) begin
    if (rst) begin
       w_stall <= 1'b0; yq_valid <= 1'b0; yq_idx <= {iw}'d0; q_full <= 1'b0;
    end else begin
-      w_stall <= st_keep[w1] | (st_endp[w1] & ~pop) | (same & (odm_req | wait_set));
+      w_stall <= pop ? ws_p : ws_n;
       yq_valid <= s_push | (s_n1 != 2'd0);
       yq_idx <= s_push ? push_idx : s_ya;
       q_full <= (s_n1 == 2'd2) | (s_push & (s_n1 == 2'd1));

@@ -104,8 +104,8 @@ const PROPS: [Property; 14] = [
         BrokenVariant {
             what: "flush FIFO pops without flush_ready",
             breakage: Breakage::Rtl(VerilogPatch::once(
-                "if (valid & flush_ready) rd <= rd + 3'd1;",
-                "if (valid) rd <= rd + 3'd1;",
+                "wire take = flush_ready;",
+                "wire take = 1'b1;",
             )),
             depth: 12,
         },

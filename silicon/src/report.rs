@@ -213,6 +213,15 @@ pub fn format_report(r: &AreaReport) -> String {
             t.in_to_reg.as_ref(),
             "(from the port with its driver, setup excluded)",
         );
+        if let Some(d) = &t.data_to_reg {
+            path_line(
+                &mut s,
+                r,
+                "  without rst",
+                Some(d),
+                "(data inputs only; rst, the synchronous reset of every register, is the line above)",
+            );
+        }
         path_line(
             &mut s,
             r,
@@ -528,6 +537,7 @@ mod tests {
                     in_to_reg: Some(path(0.0, 0.495, 0.2)),
                     reg_to_out: None,
                     in_to_out: None,
+                    data_to_reg: None,
                 }
             }),
             sram: None,

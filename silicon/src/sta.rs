@@ -10,7 +10,13 @@ use crate::area::block_of;
 use crate::error::{Result, SiliconError};
 
 /// The kinds of path the script reports, in its order.
-pub const PATH_KINDS: [&str; 4] = ["reg_to_reg", "in_to_reg", "reg_to_out", "in_to_out"];
+pub const PATH_KINDS: [&str; 5] = [
+    "reg_to_reg",
+    "in_to_reg",
+    "reg_to_out",
+    "in_to_out",
+    "data_to_reg",
+];
 
 /// One worst path.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,6 +62,10 @@ pub struct TimingReport {
     pub reg_to_out: Option<PathTiming>,
     /// Worst combinational path from an input port to an output port.
     pub in_to_out: Option<PathTiming>,
+    /// Worst path from an input other than `rst` to a flip-flop: the data
+    /// inputs without the reset tree (None: not reported by the script).
+    #[serde(default)]
+    pub data_to_reg: Option<PathTiming>,
     /// Shortest period of the register-to-register path, ns.
     pub min_period_ns: f64,
     /// 1000 / `min_period_ns`.
@@ -208,11 +218,12 @@ pub(crate) fn parse_sta(text: &str) -> Result<TimingReport> {
     let period = period.ok_or_else(|| missing("clock period"))?;
     let mut paths = Vec::new();
     for kind in PATH_KINDS {
-        let (_, s) = sections
-            .iter()
-            .find(|(k, _)| k == kind)
-            .ok_or_else(|| missing(&format!("{kind} path")))?;
-        paths.push(parse_path(s)?);
+        match sections.iter().find(|(k, _)| k == kind) {
+            Some((_, s)) => paths.push(parse_path(s)?),
+            // the rst-less input paths are an addition; the others are required
+            None if kind == "data_to_reg" => paths.push(None),
+            None => return Err(missing(&format!("{kind} path"))),
+        }
     }
     let mut paths = paths.into_iter();
     let reg_to_reg = paths
@@ -226,6 +237,7 @@ pub(crate) fn parse_sta(text: &str) -> Result<TimingReport> {
         in_to_reg: paths.next().flatten(),
         reg_to_out: paths.next().flatten(),
         in_to_out: paths.next().flatten(),
+        data_to_reg: paths.next().flatten(),
         reg_to_reg,
         min_period_ns: min_period,
         fmax_mhz: 1000.0 / min_period,
