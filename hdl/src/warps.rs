@@ -18,8 +18,8 @@
 //! lies between the request's warp and the decision (§4.0: "this is the
 //! RTL's business"). The eviction check is prepared the same way: `r1`'s
 //! `k` is a register, so each warp's "oldest live ordering entry older than
-//! k" is registered (`ob`) against the next cycle's queues and head, and the
-//! decision only ANDs it with the warps of entry `k` and ORs the result.
+//! k" is registered (`ob`) against the next cycle's queues and head; `store`
+//! ANDs it with the warps of entry `k` and ORs the result (`k_older`).
 
 use crate::blocks::{bv, mask, u, v_older};
 use rust_hdl::core::prelude::*;
