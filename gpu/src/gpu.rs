@@ -244,9 +244,9 @@ impl Gpu {
                         sm.draining = true;
                         sm.unit_state.busy = sm.unit.is_some();
                     }
-                    wake[s] = sm.next_wake(t);
-                    debug_assert!(wake[s] > t, "SM {s} wakes at {} after {t}", wake[s]);
-                    due.push(s, wake[s]);
+                    let w = sm.next_wake(t);
+                    debug_assert!(w > t, "SM {s} wakes at {w} after {t}");
+                    due.push(s, w);
                     failed |= !sm.unit_state.failures.is_empty();
                     let d = self.sm_done(&self.sms[s]);
                     if d != done[s] {

@@ -44,7 +44,9 @@ impl WakeQueue {
             self.cur
         );
         if t == u64::MAX {
-        } else if t > self.cur && t - self.cur < SLOTS as u64 {
+            return;
+        }
+        if t > self.cur && t - self.cur < SLOTS as u64 {
             let slot = t as usize % SLOTS;
             self.wheel[slot * self.words + s / 64] |= 1 << (s % 64);
             self.summary[slot / 64] |= 1 << (slot % 64);

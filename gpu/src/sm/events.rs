@@ -6,7 +6,6 @@
 
 use std::cmp::Reverse;
 
-use super::steps::Step;
 use super::warp::WState;
 use super::Sm;
 
@@ -29,7 +28,7 @@ pub(super) fn ev_key(t: u64, kind: u8, data: u8) -> u64 {
 impl Sm {
     /// The earliest cycle after `now` at which this SM has something to do.
     pub fn next_wake(&self, now: u64) -> u64 {
-        // After a skip of the unit's replay loop (`unit_port`), as seen
+        // After a skip of the unit's replay loop (`skip.rs`), as seen
         // from its last cycle.
         let now = now.max(self.unit_state.skip_to.saturating_sub(1));
         if self.unit_state.busy {
@@ -48,7 +47,8 @@ impl Sm {
         if m.ready | m.unitreq | m.due != 0 || self.cta_done {
             return now + 1;
         }
-        // A step waiting for acknowledgements wakes with their events.
+        // A step waiting for acknowledgements wakes at the last one
+        // (`ev_wake`).
         let mut st = m.steps;
         while st != 0 {
             let w = st.trailing_zeros() as usize;
@@ -78,19 +78,8 @@ impl Sm {
         while st != 0 {
             let w = st.trailing_zeros() as usize;
             st &= st - 1;
-            let warp = &self.warps[w];
-            match warp.steps.get(warp.step_i) {
-                Some(Step::WaitPm) if self.pm_out > 0 => t = t.min(self.pm_last),
-                Some(Step::WaitAll) if self.pm_out + self.vol_out > 0 => {
-                    let mut last = self.pm_last.max(self.vol_last);
-                    if self.pm_out == 0 {
-                        last = self.vol_last;
-                    } else if self.vol_out == 0 {
-                        last = self.pm_last;
-                    }
-                    t = t.min(last);
-                }
-                _ => {}
+            if let Some(at) = self.step_wait(&self.warps[w]) {
+                t = t.min(at);
             }
         }
         t

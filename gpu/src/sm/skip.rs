@@ -39,20 +39,11 @@ const SKIP_MIN: u64 = 8;
 const SKIP_MAX: u64 = 1 << 16;
 
 impl Sm {
-    /// The coming cycles' inputs without a request (no acknowledgement is
-    /// queued when this is asked).
-    pub(super) fn quiet_inputs(&self, cx: &Ctx) -> PbIn {
-        PbIn {
-            flush_ready: self.unit_state.flush_out < cx.cfg.l1.miss_queue,
-            drain_all: self.draining && self.live_warps == 0,
-            ..PbIn::idle()
-        }
-    }
-
     /// Skips a replay loop (`docs/model.md`, "Event loop"): the unit is
-    /// frozen (nothing in it moves but its request pipeline) and every
-    /// request the SM can send until its next event is an ordering op the
-    /// unit refuses, so the cycles until then only pass requests round and
+    /// frozen (nothing in it moves but its request pipeline) and the
+    /// requests the SM sends until its next event are ordering ops,
+    /// evictions and stores the unit refuses (`skip_plan.rs`; the skip ends
+    /// before any other), so those cycles only pass requests round and
     /// count replays (with no request at all, until the unit is seen
     /// standing still). Those cycles run on the SM's side alone; the unit then
     /// takes the last three of their inputs (its pipeline's depth). Its
@@ -74,8 +65,11 @@ impl Sm {
             || m.waitstall & !st.stall != 0
             || self.cta_done
             || self.bar_arrived
-            || self.ev_wake() <= now + SKIP_MIN
         {
+            return;
+        }
+        let wake = self.ev_wake();
+        if wake <= now + SKIP_MIN {
             return;
         }
         let quiet = self.quiet_inputs(cx);
@@ -116,16 +110,16 @@ impl Sm {
         let senders = m.unitreq & !self.unit_state.stall;
         let mut plan = std::mem::take(&mut self.unit_state.skip_plan);
         if self.plan_replays(cx, senders, &mut plan) {
-            self.skip_replays(cx, quiet, &plan, next);
+            self.skip_replays(cx, quiet, &plan, next, wake);
         }
         self.unit_state.skip_plan = plan;
     }
 
     /// Runs the frozen replay loop on the SM's side from the next cycle up
-    /// to the cycle before the SM's next event (see [`Sm::try_skip`]).
-    fn skip_replays(&mut self, cx: &Ctx, quiet: PbIn, plan: &Plan, next: PbOut) {
+    /// to the cycle before the SM's next event, `wake` (see [`Sm::try_skip`]).
+    fn skip_replays(&mut self, cx: &Ctx, quiet: PbIn, plan: &Plan, next: PbOut, wake: u64) {
         let now = cx.now;
-        let mut end = (self.ev_wake() - 1).min(cx.limit).min(now + SKIP_MAX);
+        let mut end = (wake - 1).min(cx.limit).min(now + SKIP_MAX);
         let n = self.warps.len();
         let st = &mut self.unit_state;
         let stall = st.stall;

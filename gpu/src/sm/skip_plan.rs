@@ -7,7 +7,7 @@
 use sbrp_iface::{Op, PbIn};
 
 use super::l1::Lookup;
-use super::unit_port::ordering_op;
+use super::unit_port::Request;
 use super::warp::Phase;
 use super::{Ctx, Sm};
 
@@ -69,18 +69,15 @@ impl Plan {
 }
 
 impl Sm {
-    /// Warp `w`'s eviction or store of L1 slot `v`, with the line's hook.
-    pub(super) fn slot_input(&self, cx: &Ctx, w: usize, op: Op, v: usize) -> PbIn {
-        let hook = self.l1.lines[v].hook;
-        PbIn {
-            req_valid: true,
-            req_op: op as u8,
-            req_warp: w as u8,
-            req_line: v as u32,
-            req_pbv: hook.is_some(),
-            req_pbidx: hook.unwrap_or(0),
-            ..self.quiet_inputs(cx)
-        }
+    /// Warp `w`'s request `op` of L1 slot `v`, as `unit_cycle` sends it.
+    fn input(&self, cx: &Ctx, w: usize, op: Op, v: usize) -> PbIn {
+        let r = Request {
+            warp: w,
+            op,
+            slot: v,
+            install: None,
+        };
+        self.request_input(cx, &r)
     }
 
     /// The inputs of the requests in flight (as the unit took them) and
@@ -99,10 +96,9 @@ impl Sm {
         for i in 0..self.unit_state.pending.len() {
             let p = self.unit_state.pending[i];
             match valid.next() {
-                Some(r) if r.req_warp as usize == p.warp => {
-                    let good = self.unit.as_ref().unwrap().refuses(r);
-                    plan.push(*r, good);
-                }
+                // Never picked: what its warp sends once answered is its
+                // plan below (`try_skip` checked these are refused).
+                Some(r) if r.req_warp as usize == p.warp => plan.push(*r, false),
                 _ => return false,
             }
             plan.pending[plan.np] = (plan.inputs.len() - 1) as u8;
@@ -142,13 +138,13 @@ impl Sm {
             if !self.l1.victim_dirty(v) || !self.l1.lines[v].pm {
                 return false;
             }
-            let r = self.slot_input(cx, w, Op::Evict, v);
+            let r = self.input(cx, w, Op::Evict, v);
             plan.push(r, unit.refuses(&r));
         } else if warp.phase == Phase::Lines {
             let line = warp.acc[warp.acc_i].line;
             match self.l1.lookup(line) {
                 Lookup::Hit(s) => {
-                    let r = self.slot_input(cx, w, Op::Store, s);
+                    let r = self.input(cx, w, Op::Store, s);
                     plan.push(r, unit.refuses(&r));
                 }
                 Lookup::Miss => {
@@ -156,7 +152,7 @@ impl Sm {
                         return false;
                     }
                     for v in self.l1.lru_ways(line).take(MISS_WAYS) {
-                        let r = self.slot_input(cx, w, Op::Evict, v);
+                        let r = self.input(cx, w, Op::Evict, v);
                         let good =
                             self.l1.victim_dirty(v) && self.l1.lines[v].pm && unit.refuses(&r);
                         plan.push(r, good);
@@ -164,21 +160,8 @@ impl Sm {
                 }
             }
         } else {
-            let op = match warp.order_op {
-                Some(op) => op,
-                None => {
-                    // What `request_of` would cache at the first request.
-                    let op = ordering_op(cx, warp.op());
-                    self.warps[w].order_op = Some(op);
-                    op
-                }
-            };
-            let r = PbIn {
-                req_valid: true,
-                req_op: op as u8,
-                req_warp: w as u8,
-                ..self.quiet_inputs(cx)
-            };
+            let op = self.order_op(cx, w);
+            let r = self.input(cx, w, op, 0);
             let good = self.unit.as_ref().unwrap().refuses(&r);
             plan.push(r, good);
         }

@@ -67,10 +67,19 @@ pub fn epoch_steps(model: Model, i: &Instr) -> Option<&'static [Step]> {
 impl Sm {
     /// The warp's current step waits for acknowledgements still outstanding.
     pub(super) fn steps_blocked(&self, w: &Warp) -> bool {
+        self.step_wait(w).is_some()
+    }
+
+    /// When the warp's current step, waiting for acknowledgements, can go
+    /// on: at the latest acknowledgement of the writes it waits for (their
+    /// count is zero then and not before). None: it does not wait.
+    pub(super) fn step_wait(&self, w: &Warp) -> Option<u64> {
+        let pm = (self.pm_out > 0).then_some(self.pm_last);
+        let vol = (self.vol_out > 0).then_some(self.vol_last);
         match w.steps.get(w.step_i) {
-            Some(Step::WaitPm) => self.pm_out > 0,
-            Some(Step::WaitAll) => self.pm_out + self.vol_out > 0,
-            _ => false,
+            Some(Step::WaitPm) => pm,
+            Some(Step::WaitAll) => pm.max(vol),
+            _ => None,
         }
     }
 

@@ -39,12 +39,12 @@ pub(super) struct Pending {
 
 /// A request chosen for this cycle.
 #[derive(Clone, Copy, Debug)]
-struct Request {
-    warp: usize,
-    op: Op,
-    slot: usize,
+pub(super) struct Request {
+    pub(super) warp: usize,
+    pub(super) op: Op,
+    pub(super) slot: usize,
     /// A store miss installs its line when the request is taken.
-    install: Option<u64>,
+    pub(super) install: Option<u64>,
 }
 
 /// An evicted line's tag, dirty sectors and written words.
@@ -153,6 +153,47 @@ impl Sm {
         self.unit_state.busy = true;
     }
 
+    /// Warp `w`'s current ordering op as the unit's opcode, decided at its
+    /// first request and kept for its replays.
+    pub(super) fn order_op(&mut self, cx: &Ctx, w: usize) -> Op {
+        match self.warps[w].order_op {
+            Some(op) => op,
+            None => {
+                let op = ordering_op(cx, self.warps[w].op());
+                self.warps[w].order_op = Some(op);
+                op
+            }
+        }
+    }
+
+    /// The unit's inputs in a cycle without an acknowledgement, an
+    /// invalidation answer or a request.
+    pub(super) fn quiet_inputs(&self, cx: &Ctx) -> PbIn {
+        PbIn {
+            flush_ready: self.unit_state.flush_out < cx.cfg.l1.miss_queue,
+            drain_all: self.draining && self.live_warps == 0,
+            ..PbIn::idle()
+        }
+    }
+
+    /// Request `r` at the unit's port: a store or an eviction of a line the
+    /// L1 holds carries the line's hook (interface requirement 1).
+    pub(super) fn request_input(&self, cx: &Ctx, r: &Request) -> PbIn {
+        let hook = match r.op {
+            Op::Store | Op::Evict if r.install.is_none() => self.l1.lines[r.slot].hook,
+            _ => None,
+        };
+        PbIn {
+            req_valid: true,
+            req_op: r.op as u8,
+            req_warp: r.warp as u8,
+            req_line: r.slot as u32,
+            req_pbv: hook.is_some(),
+            req_pbidx: hook.unwrap_or(0),
+            ..self.quiet_inputs(cx)
+        }
+    }
+
     /// The request warp `w` would send now, if it can (its line not pinned).
     fn request_of(&mut self, cx: &mut Ctx, w: usize) -> Option<Request> {
         let warp = &self.warps[w];
@@ -178,17 +219,9 @@ impl Sm {
             });
         }
         if warp.phase != Phase::Lines {
-            let op = match warp.order_op {
-                Some(op) => op,
-                None => {
-                    let op = ordering_op(cx, warp.op());
-                    self.warps[w].order_op = Some(op);
-                    op
-                }
-            };
             return Some(Request {
                 warp: w,
-                op,
+                op: self.order_op(cx, w),
                 slot: 0,
                 install: None,
             });
@@ -228,7 +261,7 @@ impl Sm {
     /// One cycle of the unit and its interfaces.
     pub(super) fn unit_cycle(&mut self, cx: &mut Ctx) {
         let now = cx.now;
-        let mut inp = PbIn::idle();
+        let mut inp = self.quiet_inputs(cx);
         if let Some((e, c)) = self.unit_state.acks.front_mut() {
             let n = (*c).min(sbrp_iface::consts::ACKS_MAX);
             inp.ack_count = n as u8;
@@ -238,9 +271,7 @@ impl Sm {
                 self.unit_state.acks.pop_front();
             }
         }
-        inp.flush_ready = self.unit_state.flush_out < cx.cfg.l1.miss_queue;
         inp.inv_done = std::mem::take(&mut self.unit_state.inv_pulse);
-        inp.drain_all = self.draining && self.live_warps == 0;
 
         // One request: the next warp waiting for the unit, round robin.
         let n = self.warps.len();
@@ -258,16 +289,12 @@ impl Sm {
             }
         }
         if let Some(r) = req {
-            inp.req_valid = true;
-            inp.req_op = r.op as u8;
-            inp.req_warp = r.warp as u8;
-            inp.req_line = r.slot as u32;
-            if r.install.is_none() && matches!(r.op, Op::Store | Op::Evict) {
-                if let Some(k) = self.l1.lines[r.slot].hook {
-                    inp.req_pbv = true;
-                    inp.req_pbidx = k;
-                }
-            }
+            inp = PbIn {
+                ack_count: inp.ack_count,
+                ack_epoch: inp.ack_epoch,
+                inv_done: inp.inv_done,
+                ..self.request_input(cx, &r)
+            };
         }
         let unit = self.unit.as_mut().expect("SBRP SM has a unit");
         let out = unit.step(&inp);
