@@ -99,8 +99,11 @@ pub fn coalesce(
     }
 }
 
-/// Without values to record: a broadcast, or lanes of one contiguous run
-/// of active lanes each `size` bytes apart, as byte ranges (no lane loop).
+/// Without values to record: a broadcast, or one contiguous run of active
+/// lanes each `size` bytes apart, or aligned lanes at most a sector apart,
+/// as one byte range (no lane loop). In the last case every sector the
+/// range meets holds a byte some lane touches: lane starts are at most a
+/// sector apart, and the last lane ends the range.
 fn fast(mask: u32, size: u64, addrs: &Addrs, lb: u64, sb: u64, out: &mut Vec<LineAcc>) -> bool {
     let Addrs::Strided { base, stride } = *addrs else {
         return false;
@@ -115,16 +118,38 @@ fn fast(mask: u32, size: u64, addrs: &Addrs, lb: u64, sb: u64, out: &mut Vec<Lin
     let (start, end) = match stride {
         0 => (base, base + size),
         s if s == size as i64 && contiguous => (base + lo * size, base + (hi + 1) * size),
+        // Aligned lanes never cross a line (the lane loop clips such a
+        // lane at its line's end).
+        s if s > 0
+            && s as u64 <= sb
+            && (s as u64).is_multiple_of(size)
+            && base.is_multiple_of(size)
+            && size.is_power_of_two()
+            && lb.is_multiple_of(size)
+            && contiguous =>
+        {
+            (base + lo * s as u64, base + hi * s as u64 + size)
+        }
         _ => return false,
     };
+    // The last lane stops at its line's end, as in the lane loop (any
+    // earlier lane's overflow lands in a sector the next lane touches).
+    let end = end.min(((end - size) / lb + 1) * lb);
+    // Power-of-two sizes (the usual geometry): shifts, not divisions.
+    let pow2 = lb.is_power_of_two() && sb.is_power_of_two();
+    let (lsh, ssh) = (lb.trailing_zeros(), sb.trailing_zeros());
     let mut a = start;
     while a < end {
-        let line = a / lb;
+        let line = if pow2 { a >> lsh } else { a / lb };
         let line_end = ((line + 1) * lb).min(end);
-        let mut sec = 0u8;
-        for s in (a % lb) / sb..=((line_end - 1) % lb) / sb {
-            sec |= 1 << s;
-        }
+        let (off, last_off) = (a - line * lb, line_end - 1 - line * lb);
+        let (first, last) = if pow2 {
+            (off >> ssh, last_off >> ssh)
+        } else {
+            (off / sb, last_off / sb)
+        };
+        // Sectors first..=last.
+        let sec = ((2u32 << last) - (1u32 << first)) as u8;
         out.push(LineAcc {
             line,
             sectors: sec,
@@ -180,6 +205,14 @@ mod tests {
             (0x2000 + 100, 0, 4, !0),
             (0x3000 + 124, 0, 4, 1),
             (0x4000 + 64, 16, 16, 0x00ff_ff00),
+            (0x5000 + 8, 8, 4, !0),
+            (0x5000 + 120, 16, 4, !0),
+            (0x6000 + 4, 32, 4, 0x0fff_fff0),
+            (0x6000 + 28, 32, 8, !0),
+            (0x7000, 12, 2, 0x0000_ff00),
+            (0x7000 + 60, 64, 4, !0),
+            (0x8000 + 3, 3, 4, !0),
+            (0x9000, 16, 4, 0x0f0f_0f0f),
         ] {
             let a = Addrs::Strided { base, stride };
             let (mut f, mut slow, mut cells) = (vec![], vec![], vec![]);
@@ -188,6 +221,29 @@ mod tests {
             coalesce(mask, size, &a, Some(&v), 128, 32, &mut slow, &mut cells);
             let key = |v: &Vec<LineAcc>| v.iter().map(|l| (l.line, l.sectors)).collect::<Vec<_>>();
             assert_eq!(key(&f), key(&slow), "{base:#x} {stride} {size} {mask:#x}");
+        }
+    }
+
+    /// The same over a grid of bases, strides, sizes and masks.
+    #[test]
+    fn fast_path_agrees_on_a_grid() {
+        let v = Values::Unknown;
+        let key = |v: &Vec<LineAcc>| v.iter().map(|l| (l.line, l.sectors)).collect::<Vec<_>>();
+        for off in [0u64, 1, 4, 8, 24, 28, 60, 120, 124, 127] {
+            for stride in [0i64, 1, 2, 4, 8, 12, 16, 24, 32, 40, 64] {
+                for size in [1u8, 2, 4, 8, 16] {
+                    for mask in [!0u32, 1, 0x8000_0000, 0x00ff_ff00, 0x0f0f_0f0f, 0x7fff_fffe] {
+                        let a = Addrs::Strided {
+                            base: 0x10_0000 + off,
+                            stride,
+                        };
+                        let (mut f, mut slow, mut cells) = (vec![], vec![], vec![]);
+                        coalesce(mask, size, &a, None, 128, 32, &mut f, &mut cells);
+                        coalesce(mask, size, &a, Some(&v), 128, 32, &mut slow, &mut cells);
+                        assert_eq!(key(&f), key(&slow), "{off} {stride} {size} {mask:#x}");
+                    }
+                }
+            }
         }
     }
 
@@ -201,6 +257,26 @@ mod tests {
         };
         assert!(fast(!0, 4, &a, 128, 32, &mut out));
         assert_eq!(out.len(), 1);
+    }
+
+    /// Lanes 8 or 16 bytes apart leave no sector out: one byte range.
+    #[test]
+    fn short_strides_take_the_fast_path() {
+        for stride in [8, 16, 32] {
+            let mut out = vec![];
+            let a = Addrs::Strided {
+                base: 0x1000,
+                stride,
+            };
+            assert!(fast(!0, 4, &a, 128, 32, &mut out), "stride {stride}");
+            assert_eq!(out.len(), 32 * stride as usize / 128);
+            assert!(out.iter().all(|l| l.sectors == 0xf));
+        }
+        let a = Addrs::Strided {
+            base: 0x1000,
+            stride: 64,
+        };
+        assert!(!fast(!0, 4, &a, 128, 32, &mut vec![]));
     }
 
     #[test]

@@ -49,13 +49,8 @@ impl Sm {
         }
         // A step waiting for acknowledgements wakes at the last one
         // (`ev_wake`).
-        let mut st = m.steps;
-        while st != 0 {
-            let w = st.trailing_zeros() as usize;
-            st &= st - 1;
-            if !self.steps_blocked(&self.warps[w]) {
-                return now + 1;
-            }
+        if m.steps & !self.steps_blocked() != 0 {
+            return now + 1;
         }
         self.ev_wake().max(now + 1)
     }
@@ -70,17 +65,39 @@ impl Sm {
     /// meanwhile waits for the next visit: decrements commute with every
     /// other event's effect.
     pub(super) fn ev_wake(&self) -> u64 {
-        let mut t = self.ev_next;
+        let t = self.ev_next;
         if self.live_warps == 0 || self.draining {
             return t.min(self.cnt_next);
         }
-        let mut st = self.masks.steps;
-        while st != 0 {
-            let w = st.trailing_zeros() as usize;
-            st &= st - 1;
-            if let Some(at) = self.step_wait(&self.warps[w]) {
-                t = t.min(at);
-            }
+        let steps = self.steps_wake();
+        debug_assert_eq!(
+            steps,
+            (0..self.warps.len())
+                .filter(|w| self.masks.steps >> w & 1 == 1)
+                .filter_map(|w| self.step_wait(&self.warps[w]))
+                .min()
+                .unwrap_or(u64::MAX),
+            "SM {} wait masks",
+            self.id
+        );
+        t.min(steps)
+    }
+
+    /// The earliest `step_wait` of the warps in `steps`, from the wait
+    /// masks: every warp of one kind waits for the same acknowledgement.
+    fn steps_wake(&self) -> u64 {
+        let m = &self.masks;
+        if m.wait_pm | m.wait_all == 0 {
+            return u64::MAX;
+        }
+        let pm = (self.pm_out > 0).then_some(self.pm_last);
+        let vol = (self.vol_out > 0).then_some(self.vol_last);
+        let mut t = u64::MAX;
+        if m.wait_pm != 0 {
+            t = t.min(pm.unwrap_or(u64::MAX));
+        }
+        if m.wait_all != 0 {
+            t = t.min(pm.max(vol).unwrap_or(u64::MAX));
         }
         t
     }

@@ -33,6 +33,7 @@ use crate::stats::SmStats;
 use coalesce::coalesce;
 use events::EV_TIMER;
 use l1::L1;
+use steps::Step;
 pub use warp::{Cause, Phase, WState, Warp, CAUSES};
 
 /// Everything outside the SM it acts on.
@@ -82,8 +83,21 @@ pub struct Masks {
     pub unitreq: u64,
     pub waitstall: u64,
     pub steps: u64,
+    /// Warps in `steps` whose current step waits for PM writes
+    /// (`WaitPm`), or for every write (`WaitAll`): one test of the
+    /// counters tells whether any of them can go on.
+    pub wait_pm: u64,
+    pub wait_all: u64,
     /// `Until` timers that fired.
     pub due: u64,
+}
+
+impl Masks {
+    /// Warps of `steps` whose step waits for acknowledgements still
+    /// outstanding (`pm`, `vol`: PM and volatile writes outstanding).
+    pub fn steps_blocked(&self, pm: bool, vol: bool) -> u64 {
+        (if pm { self.wait_pm | self.wait_all } else { 0 }) | (if vol { self.wait_all } else { 0 })
+    }
 }
 
 pub struct Sm {
@@ -179,12 +193,20 @@ impl Sm {
         m.ready &= !b;
         m.unitreq &= !b;
         m.waitstall &= !b;
+        if m.steps & b != 0 {
+            // The wait masks are subsets of `steps`.
+            m.wait_pm &= !b;
+            m.wait_all &= !b;
+        }
         m.steps &= !b;
         match self.warps[w].state() {
             WState::Ready => m.ready |= b,
             WState::UnitReq => m.unitreq |= b,
             WState::WaitStall { .. } => m.waitstall |= b,
-            WState::Steps => m.steps |= b,
+            WState::Steps => {
+                m.steps |= b;
+                self.sync_wait(w);
+            }
             WState::Until(t) => self.push_event(t, EV_TIMER, w as u8),
             WState::Barrier => self.bar_arrived = true,
             _ => {}
@@ -218,7 +240,14 @@ impl Sm {
                 WState::Ready => m.ready |= b,
                 WState::UnitReq => m.unitreq |= b,
                 WState::WaitStall { .. } => m.waitstall |= b,
-                WState::Steps => m.steps |= b,
+                WState::Steps => {
+                    m.steps |= b;
+                    match warp.steps.get(warp.step_i) {
+                        Some(Step::WaitPm) => m.wait_pm |= b,
+                        Some(Step::WaitAll) => m.wait_all |= b,
+                        _ => {}
+                    }
+                }
                 _ => {}
             }
         }
@@ -453,7 +482,10 @@ impl Sm {
         let sched = cx.cfg.core.schedulers;
         let m = self.masks;
         let rr = self.rr;
-        let mut bits = (m.ready | m.due | m.steps).rotate_right(rr as u32);
+        // A step still waiting for acknowledgements would do nothing; the
+        // counters only grow during the loop, so it stays blocked.
+        let blocked = m.steps_blocked(self.pm_out > 0, self.vol_out > 0);
+        let mut bits = (m.ready | m.due | (m.steps & !blocked)).rotate_right(rr as u32);
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;

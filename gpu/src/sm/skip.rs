@@ -96,13 +96,8 @@ impl Sm {
         if next.rsp_valid != st.ring[2].req_valid || !refused(&st.ring[0]) {
             return;
         }
-        let mut st_steps = m.steps;
-        while st_steps != 0 {
-            let w = st_steps.trailing_zeros() as usize;
-            st_steps &= st_steps - 1;
-            if !self.steps_blocked(&self.warps[w]) {
-                return;
-            }
+        if m.steps & !self.steps_blocked() != 0 {
+            return;
         }
         // What every warp that can send would send: an ordering op, an
         // eviction or a store hit the unit refuses, or a store's eviction

@@ -65,9 +65,27 @@ pub fn epoch_steps(model: Model, i: &Instr) -> Option<&'static [Step]> {
 }
 
 impl Sm {
-    /// The warp's current step waits for acknowledgements still outstanding.
-    pub(super) fn steps_blocked(&self, w: &Warp) -> bool {
-        self.step_wait(w).is_some()
+    /// Warps whose current step waits for acknowledgements still
+    /// outstanding.
+    pub(super) fn steps_blocked(&self) -> u64 {
+        self.masks.steps_blocked(self.pm_out > 0, self.vol_out > 0)
+    }
+
+    /// Brings `wait_pm` and `wait_all` in step with warp `w`'s current step
+    /// (its state is `Steps`).
+    pub(super) fn sync_wait(&mut self, w: usize) {
+        let b = 1u64 << w;
+        let m = &mut self.masks;
+        m.wait_pm &= !b;
+        m.wait_all &= !b;
+        let warp = &self.warps[w];
+        if warp.state() == WState::Steps {
+            match warp.steps.get(warp.step_i) {
+                Some(Step::WaitPm) => m.wait_pm |= b,
+                Some(Step::WaitAll) => m.wait_all |= b,
+                _ => {}
+            }
+        }
     }
 
     /// When the warp's current step, waiting for acknowledgements, can go
@@ -92,6 +110,11 @@ impl Sm {
 
     /// Runs the warp's steps as far as they go this cycle.
     pub(super) fn run_steps(&mut self, cx: &mut Ctx, w: usize) {
+        self.steps_go_on(cx, w);
+        self.sync_wait(w);
+    }
+
+    fn steps_go_on(&mut self, cx: &mut Ctx, w: usize) {
         let now = cx.now;
         loop {
             let warp = &self.warps[w];
