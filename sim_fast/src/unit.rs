@@ -9,15 +9,22 @@
 //! of §3 (`fsm`, `edm`, `stall`) and the outputs are kept as registers,
 //! updated where their inputs change, so `step` starts by copying the
 //! outputs ([`PbModel::observe`] computes them from the state as §4.4 defines
-//! them; debug builds check the two agree every cycle). Blocks of §4 that
-//! cannot change anything in a cycle are skipped, and a few writes of 4.4
-//! (an allocation, the new flush, `odm_clr`) are made where they are
-//! decided; each such place says why it is equivalent. `step` is compiled
-//! once (not `#[inline]`), dispatching to `cycle`, specialised by a const
-//! parameter so that the correct unit tests no fault. Read-only queries
+//! them; debug builds check the two agree every cycle). Blocks whose
+//! inputs come at random under raw stimulus (the pointers, the FIFO, the
+//! epoch counters, the invalidation masks, the derived masks) run every
+//! cycle without branches, since a mispredicted branch costs more than
+//! they do; the rarer ones (a retirement, an epoch release) are skipped
+//! when they cannot change anything, and so is the whole cycle when it is
+//! quiet (no request, head action, ack, release, invalidation or FIFO
+//! pop: most cycles of a front end's stimulus). A few writes (an
+//! allocation, the new flush, the response, `odm_clr`) are made where
+//! they are decided; each such place says why it is equivalent. `step` is compiled once (not
+//! `#[inline]`), dispatching to `cycle`, specialised by a const parameter
+//! so that the correct unit tests no fault. Read-only queries
 //! (`frozen`, `refuses`, `next_out`) tell a driver when steps would change
 //! nothing but the request pipeline, so that it may skip them.
 
+mod epochs;
 mod probes;
 mod queries;
 mod state;
@@ -119,6 +126,8 @@ pub struct PbModel {
     ep_edm_or: u64,
     /// `stall` = odm | edm | inv_cur | inv_next.
     stall: u64,
+    /// `stall` and the warps >= W: the requests 4.2 refuses.
+    refuse: u64,
     /// `rel` of §4.3 for the current epoch counters and pointers.
     ep_rel: bool,
     /// The outputs of the next cycle (= [`PbModel::observe`]).
@@ -232,6 +241,18 @@ impl PbUnit for PbModel {
 }
 
 impl PbModel {
+    /// 4.0's pipeline and registered inputs: r2' = r1; r1' = the request
+    /// taken now; ackq', doneq', drainq' = the inputs; ready' = 1.
+    #[inline(always)]
+    fn shift_pipeline(&mut self, inp: &PbIn) {
+        self.r2 = self.inq;
+        self.r2_valid = self.r1_valid;
+        self.r1_valid = inp.req_valid & self.ready;
+        self.inq = *inp;
+        self.ready = true;
+        self.out.req_ready = true;
+    }
+
     /// A cycle of a model with a fault (negative controls), out of line.
     #[inline(never)]
     fn cycle_faulty(&mut self, inp: &PbIn) {
@@ -269,6 +290,25 @@ impl PbModel {
             (false, true)
         };
         let pop_planned = head_flush | head_other;
+        // A quiet cycle (frequent under a front end's stimulus): no request
+        // to decide, no head action, no ack, no epoch release, no
+        // invalidation under way, no FIFO pop. Every block below would then
+        // leave the state as it is: only the pipeline moves.
+        let quiet = !r2_valid
+            & !pop_planned
+            & !self.ep_rel
+            & !self.inv_req
+            & (self.inq.ack_count & 7 == 0)
+            & (self.inv_cur == 0)
+            & ((self.fifo_n == 0) | !inp.flush_ready);
+        if !FAULTY && quiet {
+            self.out.rsp_valid = false;
+            self.out.rsp_warp = 0;
+            self.out.rsp_kind = 0;
+            self.out.rsp_idx = 0;
+            self.shift_pipeline(inp);
+            return;
+        }
         // SkipGated: the persist flushed past a gated head (index, entry).
         let skip = if FAULTY
             && fault == Fault::SkipGated
@@ -299,9 +339,10 @@ impl PbModel {
         // The entry pushed on w's ordering queue.
         let mut oq_push = NONE;
         let w = (self.r2.req_warp & 63) as usize;
-        if r2_valid && (w as u32 >= self.warps) {
-            self.err |= 2;
-        } else if r2_valid && self.stall >> w & 1 == 0 {
+        // A warp >= W is refused like a stalled one (and sets `err` bit 1).
+        self.err |= ((r2_valid & (w as u32 >= self.warps)) as u8) << 1;
+        let refused = self.refuse >> w & 1 != 0;
+        if r2_valid & !refused {
             let wbit = 1u64 << w;
             let l = self.r2.req_line & self.line_mask;
             let k = self.r2.req_pbidx & self.n_mask;
@@ -429,39 +470,23 @@ impl PbModel {
             });
         }
         let join = head_other & (he.ty != ty::HOLE);
-        let mut inv_add = 0u64;
-        let (mut fsm_add, mut edm_add) = (0, 0);
-        if join {
-            (fsm_add, edm_add, inv_add) = self.retire::<FAULTY>(he, h);
-        }
-        if oq_push != NONE {
-            let n = self.oq_n[w] as usize;
-            self.oq[w][n] = oq_push;
-            self.oq_n[w] += 1;
-        }
 
         // entry waits
-        // `masks` records a change of odm, wait_ent, the epoch masks or the
-        // invalidation masks: only then are edm and stall recomputed.
-        let mut masks = join | (odm_set != 0) | self.ep_rel;
         if self.wait_ent == 0 {
         } else if FAULTY && fault == Fault::GlobalRelease {
             if self.actr == 0 && !self.drain_pend {
                 self.wait_ent = 0;
-                masks = true;
             }
         } else if pop {
             for v in bits(self.wait_ent) {
                 if self.wait_idx[v] == h {
                     self.wait_ent &= !(1u64 << v);
-                    masks = true;
                 }
             }
         }
         if wait_k != NONE {
             self.wait_ent |= 1u64 << w;
             self.wait_idx[w] = wait_k;
-            masks = true;
         }
 
         // drain target
@@ -476,39 +501,34 @@ impl PbModel {
             self.out.obs_drain = self.drain_pend;
         }
 
-        // 4.3 epochs
-        let ack_n = (self.inq.ack_count & 7) as u32;
-        // `ep_rel` is `rel` (below) for the current counters and pointers:
-        // without a flush, an ack, a join or a release nothing below changes.
-        if flush_now | (ack_n != 0) | join | self.ep_rel {
-            self.epochs(flush_now, ack_n, join, fsm_add, edm_add);
+        // 4.3 epochs, and the retirement (4.1; nothing above reads what it
+        // writes), whose warps join them; then w's queue push, after its pop.
+        let inv_add = self.epochs::<FAULTY>(flush_now, join, he, h);
+        if oq_push != NONE {
+            let n = self.oq_n[w] as usize;
+            self.oq[w][n] = oq_push;
+            self.oq_n[w] += 1;
         }
 
-        // 4.4 next state: invalidation (a no-op with no request pending,
-        // inv_cur empty and nothing added: inv_next is empty whenever inv_req is low)
-        if (self.inv_cur | inv_add | self.inv_req as u64) != 0 {
-            let done = self.inq.inv_done && self.inv_req;
-            if done {
-                self.inv_cur = self.inv_next | inv_add;
-                self.inv_next = 0;
-                self.inv_req = false;
-            } else if self.inv_req {
-                self.inv_next |= inv_add;
-            } else {
-                self.inv_cur |= inv_add;
-                self.inv_req = self.inv_cur != 0;
-            }
-            self.out.inv_req = self.inv_req;
-            masks = true;
-        }
+        // 4.4 next state: invalidation, without branches (its inputs change
+        // at random). `inv_add` joins `inv_next` while a request is pending,
+        // else `inv_cur`; `done` then moves `inv_next` to `inv_cur`.
+        let req = self.inv_req;
+        let m_req = 0u64.wrapping_sub(req as u64);
+        let next = self.inv_next | (inv_add & m_req);
+        let cur = self.inv_cur | (inv_add & !m_req);
+        let done = self.inq.inv_done & req;
+        self.inv_cur = if done { next } else { cur };
+        self.inv_next = if done { 0 } else { next };
+        self.inv_req = !done & (req | (cur != 0));
+        self.out.inv_req = self.inv_req;
 
         // flush FIFO: the taken head leaves, the new flush entered (fifo_enter)
         let fifo_was = self.fifo_n;
         let fifo_pop = (fifo_was > 0) & inp.flush_ready;
-        if fifo_pop {
-            self.fifo_line[self.fifo_head] = NO_LINE;
-            self.fifo_head = (self.fifo_head + 1) % F;
-        }
+        let fh = self.fifo_head;
+        self.fifo_line[fh] |= 0u32.wrapping_sub(fifo_pop as u32); // NO_LINE on a pop
+        self.fifo_head = (fh + fifo_pop as usize) % F;
         self.fifo_n = fifo_was - fifo_pop as usize + flush_now as usize;
         // The head's outputs change only if it left or the FIFO was empty.
         if fifo_pop | (flush_now & (fifo_was == 0)) {
@@ -516,106 +536,30 @@ impl PbModel {
         }
 
         // PB pointers and masks (the allocation is written: `allocate`)
-        if pop {
-            self.head = (h + 1) & self.n_mask;
-            self.out.obs_head = self.head;
-        }
-        // full = (count + push - pop == N): a push alone fills the PB when the
-        // tail reaches the head; a pop alone empties a slot; both or neither
-        // keep the count (and a push needs !full).
-        if push != pop {
-            self.count = if push { self.count + 1 } else { self.count - 1 };
-            self.full = self.count == self.p.entries;
-            self.out.obs_full = self.full;
-        }
+        // (Without branches: pops and pushes come at random.)
+        self.head = (h + pop as u32) & self.n_mask;
+        self.out.obs_head = self.head;
+        // full = (count + push - pop == N)
+        self.count = self.count + push as u32 - pop as u32;
+        self.full = self.count == self.p.entries;
+        self.out.obs_full = self.full;
         // odm = (odm & ~odm_clr) | odm_set (the retirement cleared odm_clr).
         self.odm |= odm_set;
 
-        // pipeline and registered inputs
-        // r2' = r1; r1' = the request taken now; ackq', doneq', drainq' = inputs.
-        self.r2 = self.inq;
-        self.r2_valid = self.r1_valid;
-        self.r1_valid = inp.req_valid & self.ready;
-        self.inq = *inp;
-        self.ready = true;
+        self.shift_pipeline(inp);
 
-        // derived registers and the next cycle's outputs
-        if masks {
-            let edm = self.wait_ent | self.ep_edm_or;
-            self.stall = self.odm | edm | self.inv_cur | self.inv_next;
-            self.out.obs_odm = self.odm;
-            self.out.obs_edm = edm;
-            self.out.stall = self.stall;
-        }
+        // derived registers and the next cycle's outputs (every cycle: a
+        // test of what changed would cost as much)
+        let edm = self.wait_ent | self.ep_edm_or;
+        self.stall = self.odm | edm | self.inv_cur | self.inv_next;
+        self.refuse = self.stall | !self.warp_mask;
+        self.out.obs_odm = self.odm;
+        self.out.obs_edm = edm;
+        self.out.stall = self.stall;
         let o = &mut self.out;
-        o.req_ready = true;
         o.rsp_warp = if r2_valid { w as u8 } else { 0 };
         o.idle = ((self.count | self.actr | self.inv_req as u32) as u64 | self.inv_cur) == 0;
         o.error = self.err;
-    }
-
-    /// 4.3 with something to do (a flush, an ack, a join or a release):
-    /// the counters (an ack beyond its epoch's count sets `err` bit 0),
-    /// then the masks and pointers.
-    #[inline(always)]
-    fn epochs(&mut self, flush_now: bool, ack_n: u32, join: bool, fsm_add: u64, edm_add: u64) {
-        let ack_e = self.inq.ack_epoch as usize & (E - 1);
-        let cur = self.ep_cur as usize & (E - 1);
-        let old = self.ep_old as usize & (E - 1);
-        let rel = self.ep_rel;
-        debug_assert_eq!(rel, self.ectr[old] == 0 && old != cur);
-        let (ectr_cur, ectr_old) = (self.ectr[cur], self.ectr[old]);
-        // counters
-        let flushed = flush_now as u32;
-        let acked = ack_n.min(self.ectr[ack_e]);
-        self.err |= (ack_n > self.ectr[ack_e]) as u8;
-        self.ectr[cur] += flushed;
-        self.ectr[ack_e] -= acked;
-        self.actr = self.actr + flushed - acked;
-        self.out.obs_actr = self.actr;
-        // Masks and epoch pointers: without a join or a release every
-        // update below is a no-op (need_adv needs join; a closed epoch
-        // reopens only on rel).
-        if join || rel {
-            let j = if ectr_cur != 0 {
-                cur
-            } else {
-                (cur + E - 1) % E
-            };
-            let nowait = (ectr_cur == 0 && cur == old) || (j == old && ectr_old == 0);
-            let need_adv = join && !nowait && ectr_cur != 0;
-            let room = (cur + 1) % E != old || rel;
-            if rel {
-                self.ep_fsm[old] = 0;
-                self.ep_edm[old] = 0;
-                self.ep_old = ((old + 1) % E) as u8;
-            }
-            if join && !nowait {
-                self.ep_fsm[j] |= fsm_add;
-                self.ep_edm[j] |= edm_add;
-            }
-            if self.ep_closed {
-                if rel {
-                    self.ep_cur = ((cur + 1) % E) as u8;
-                    self.ep_closed = false;
-                }
-            } else if need_adv {
-                if room {
-                    self.ep_cur = ((cur + 1) % E) as u8;
-                } else {
-                    self.ep_closed = true;
-                }
-            }
-            self.fsm = self.fsm_of_epochs();
-            self.ep_edm_or = self.ep_edm.iter().fold(0, |a, m| a | m);
-            self.out.obs_fsm = self.fsm;
-            self.out.obs_epoch = self.ep_cur;
-        }
-        let (cur, old) = (
-            self.ep_cur as usize & (E - 1),
-            self.ep_old as usize & (E - 1),
-        );
-        self.ep_rel = self.ectr[old] == 0 && old != cur;
     }
 }
 

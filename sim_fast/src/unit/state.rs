@@ -51,6 +51,7 @@ impl PbModel {
             fsm: 0,
             ep_edm_or: 0,
             stall: 0,
+            refuse: !p.warp_mask(),
             ep_rel: false,
             out: PbOut::default(),
             pb: Box::new([Entry::default(); MAX_ENTRIES]),
