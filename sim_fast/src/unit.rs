@@ -9,13 +9,22 @@
 //! of §3 (`fsm`, `edm`, `stall`) and the outputs are kept as registers,
 //! updated where their inputs change, so `step` starts by copying the
 //! outputs ([`PbModel::observe`] computes them from the state as §4.4 defines
-//! them; debug builds check the two agree every cycle). Blocks of §4 that
-//! cannot change anything in a cycle are skipped, and a few writes of 4.4
-//! (an allocation, the new flush, `odm_clr`) are made where they are
-//! decided; each such place says why it is equivalent. Read-only queries
+//! them; debug builds check the two agree every cycle). Blocks whose
+//! inputs come at random under raw stimulus (the pointers, the FIFO, the
+//! epoch counters, the invalidation masks, the derived masks) run every
+//! cycle without branches, since a mispredicted branch costs more than
+//! they do; the rarer ones (a retirement, an epoch release) are skipped
+//! when they cannot change anything, and so is the whole cycle when it is
+//! quiet (no request, head action, ack, release, invalidation or FIFO
+//! pop: most cycles of a front end's stimulus). A few writes (an
+//! allocation, the new flush, the response, `odm_clr`) are made where
+//! they are decided; each such place says why it is equivalent. `step` is compiled once (not
+//! `#[inline]`), dispatching to `cycle`, specialised by a const parameter
+//! so that the correct unit tests no fault. Read-only queries
 //! (`frozen`, `refuses`, `next_out`) tell a driver when steps would change
 //! nothing but the request pipeline, so that it may skip them.
 
+mod epochs;
 mod probes;
 mod queries;
 mod state;
@@ -25,20 +34,21 @@ use sbrp_iface::{
     entry_type as ty, FlushPolicy, Op, PbIn, PbOut, PbParams, PbUnit, Probe, RspKind,
 };
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum HeadAct {
-    None,
-    Pop,
-    Flush,
-    Retire,
-}
-
 const MAX_ENTRIES: usize = sbrp_iface::ENTRIES_MAX as usize;
 const E: usize = EPOCHS as usize;
 const F: usize = FLUSH_FIFO as usize;
 const D: usize = ORD_QUEUE as usize;
 /// `fifo_line` of a FIFO slot that holds no flush: no line index (< 1024) equals it.
 const NO_LINE: u32 = u32::MAX;
+/// No PB index (a step's drain target, waiting entry or queue push).
+const NONE: u32 = u32::MAX;
+/// Entry types whose ops put the warp in ODM (dFence, pAcq and pRel device),
+/// and the retirements that clear it, as a bit per type.
+const ODM_TYPES: u32 = 1 << ty::DFENCE | 1 << ty::ACQ_DEVICE | 1 << ty::REL_DEVICE;
+/// Retirements that add to `edm` (dFence, pRel device) and to `inv_add`
+/// (dFence, pAcq device).
+const EDM_TYPES: u32 = 1 << ty::DFENCE | 1 << ty::REL_DEVICE;
+const INV_TYPES: u32 = 1 << ty::DFENCE | 1 << ty::ACQ_DEVICE;
 
 /// One PB entry: the spec's `pb_type`, `pb_warps`, `pb_line` words.
 #[derive(Clone, Copy, Default)]
@@ -69,6 +79,9 @@ pub struct PbModel {
     head: u32,
     tail: u32,
     full: bool,
+    /// Live entries (0..=N), kept beside the pointers: `empty`, `live`
+    /// and `idle` read it.
+    count: u32,
     last_type: u8,
     odm: u64,
     wait_ent: u64,
@@ -113,11 +126,10 @@ pub struct PbModel {
     ep_edm_or: u64,
     /// `stall` = odm | edm | inv_cur | inv_next.
     stall: u64,
+    /// `stall` and the warps >= W: the requests 4.2 refuses.
+    refuse: u64,
     /// `rel` of §4.3 for the current epoch counters and pointers.
     ep_rel: bool,
-    /// A retirement's `fsm_add` and `edm_add` (4.1), for the epochs (4.3).
-    fsm_add: u64,
-    edm_add: u64,
     /// The outputs of the next cycle (= [`PbModel::observe`]).
     out: PbOut,
     // memories, sized for the largest parameters (masked indices need no bounds checks)
@@ -210,106 +222,157 @@ impl PbUnit for PbModel {
         self.refuses_in_r2(req)
     }
 
-    #[inline]
+    /// Not `#[inline]`: compiled once, here, so that its speed does not
+    /// depend on the caller's crate.
     fn step(&mut self, inp: &PbIn) -> PbOut {
         // The outputs are the registers at the start of the cycle (§4.4).
         let out = self.out;
         debug_assert_eq!(out, self.observe(), "cached outputs");
         if inp.rst {
             self.reset();
-            return out;
+        } else if self.fault == Fault::None {
+            // The correct unit: every fault test below is a constant.
+            self.cycle::<false>(inp);
+        } else {
+            self.cycle_faulty(inp);
         }
+        out
+    }
+}
+
+impl PbModel {
+    /// 4.0's pipeline and registered inputs: r2' = r1; r1' = the request
+    /// taken now; ackq', doneq', drainq' = the inputs; ready' = 1.
+    #[inline(always)]
+    fn shift_pipeline(&mut self, inp: &PbIn) {
+        self.r2 = self.inq;
+        self.r2_valid = self.r1_valid;
+        self.r1_valid = inp.req_valid & self.ready;
+        self.inq = *inp;
+        self.ready = true;
+        self.out.req_ready = true;
+    }
+
+    /// A cycle of a model with a fault (negative controls), out of line.
+    #[inline(never)]
+    fn cycle_faulty(&mut self, inp: &PbIn) {
+        self.cycle::<true>(inp)
+    }
+
+    /// One cycle of §4 (not reset). `FAULTY`: the fault may not be `None`.
+    #[inline(always)]
+    fn cycle<const FAULTY: bool>(&mut self, inp: &PbIn) {
+        let fault = if FAULTY { self.fault } else { Fault::None };
         // 4.0 (the registers are written at the end): r2 is decided now.
         let r2_valid = self.r2_valid;
-        let can_flush = || !self.ep_closed && self.actr < self.actr_max && self.fifo_n < F;
-        let fsm_gate = self.fsm & self.fsm_gate_mask;
+        let can_flush = || !self.ep_closed & (self.actr < self.actr_max) & (self.fifo_n < F);
+        let fsm_gate = if FAULTY {
+            self.fsm & self.fsm_gate_mask
+        } else {
+            self.fsm
+        };
         let empty = self.empty();
 
-        // 4.1 head action
+        // 4.1 head action, as flags: `head_flush` (FLUSH), `head_other`
+        // (POP or RETIRE: not empty and not a persist).
         let h = self.head;
         let he = *self.e(h);
-        let head_act = if empty {
-            HeadAct::None
-        } else if he.ty == ty::HOLE {
-            HeadAct::Pop
-        } else if he.ty == ty::PERSIST {
-            let force = self.drain_pend || self.full || self.inq.drain_all;
-            let policy_ok = self.actr < self.policy_limit;
-            if he.warps & fsm_gate == 0 && can_flush() && (force || policy_ok) {
-                HeadAct::Flush
-            } else {
-                HeadAct::None
-            }
-        } else {
-            HeadAct::Retire
+        let head_ready = || {
+            can_flush()
+                && (self.drain_pend | self.full | self.inq.drain_all
+                    || self.actr < self.policy_limit)
         };
-        let pop_planned = head_act != HeadAct::None;
+        let (head_flush, head_other) = if empty {
+            (false, false)
+        } else if he.ty == ty::PERSIST {
+            (he.warps & fsm_gate == 0 && head_ready(), false)
+        } else {
+            (false, true)
+        };
+        let pop_planned = head_flush | head_other;
+        // A quiet cycle (frequent under a front end's stimulus): no request
+        // to decide, no head action, no ack, no epoch release, no
+        // invalidation under way, no FIFO pop. Every block below would then
+        // leave the state as it is: only the pipeline moves.
+        let quiet = !r2_valid
+            & !pop_planned
+            & !self.ep_rel
+            & !self.inv_req
+            & (self.inq.ack_count & 7 == 0)
+            & (self.inv_cur == 0)
+            & ((self.fifo_n == 0) | !inp.flush_ready);
+        if !FAULTY && quiet {
+            self.out.rsp_valid = false;
+            self.out.rsp_warp = 0;
+            self.out.rsp_kind = 0;
+            self.out.rsp_idx = 0;
+            self.shift_pipeline(inp);
+            return;
+        }
         // SkipGated: the persist flushed past a gated head (index, entry).
-        let skip = if self.fault == Fault::SkipGated
+        let skip = if FAULTY
+            && fault == Fault::SkipGated
             && !empty
             && he.ty == ty::PERSIST
-            && head_act == HeadAct::None
             && he.warps & fsm_gate != 0
-            && can_flush()
-            && (self.drain_pend || self.full || self.inq.drain_all || self.actr < self.policy_limit)
+            && head_ready()
         {
             self.skip_candidate(fsm_gate)
         } else {
             None
         };
 
-        // 4.2 request
-        let mut rsp_kind = 0;
-        let mut rsp_idx = 0;
-        // Allocations (4.4's push) and the eviction flush are written when
-        // decided: nothing later in the cycle reads tail, last_type, the new
-        // slot or the FIFO's free slot.
+        // 4.2 request. Allocations (4.4's push) and the eviction flush are
+        // written when decided: nothing later in the cycle reads tail,
+        // last_type, the new slot or the FIFO's free slot.
+        // The response registers are written where decided (the cycle's
+        // outputs were copied), and so is the sticky `err`.
+        self.out.rsp_valid = r2_valid;
+        self.out.rsp_kind = if r2_valid { RspKind::Replay as u8 } else { 0 };
+        self.out.rsp_idx = 0;
         let mut push = false;
         let mut evict_flush = false;
         let mut odm_set = 0u64;
-        let mut target: Option<u32> = None;
-        let mut wait_set: Option<(usize, u32)> = None;
-        let mut oq_push: Option<(usize, u32)> = None;
-        let mut err = self.err;
+        // The drain target and the waiting entry (`NONE`: none).
+        let mut target = NONE;
+        let mut wait_k = NONE;
+        // The entry pushed on w's ordering queue.
+        let mut oq_push = NONE;
         let w = (self.r2.req_warp & 63) as usize;
-        if r2_valid {
-            rsp_kind = RspKind::Replay as u8;
-        }
-        if !r2_valid {
-        } else if w as u32 >= self.warps {
-            err |= 2;
-        } else if self.stall >> w & 1 == 0 {
+        // A warp >= W is refused like a stalled one (and sets `err` bit 1).
+        self.err |= ((r2_valid & (w as u32 >= self.warps)) as u8) << 1;
+        let refused = self.refuse >> w & 1 != 0;
+        if r2_valid & !refused {
             let wbit = 1u64 << w;
-            let r2 = self.r2;
-            let (l, k) = (r2.req_line & self.line_mask, r2.req_pbidx & self.n_mask);
-            // busy(l) and buffered: read by stores and evictions only.
-            let busy = || {
-                self.fifo_has(l)
-                    || (head_act == HeadAct::Flush && he.line == l)
-                    || skip.is_some_and(|(_, e)| e.line == l)
-            };
-            let ek = *self.e(k);
-            let buffered = || r2.req_pbv && self.live(k) && ek.ty == ty::PERSIST && ek.line == l;
-            match Op::from_bits(r2.req_op) {
-                Op::Store => {
-                    if busy() {
-                    } else if buffered() {
+            let l = self.r2.req_line & self.line_mask;
+            let k = self.r2.req_pbidx & self.n_mask;
+            let op = self.r2.req_op & 7;
+            if op == Op::Store as u8 || op == Op::Evict as u8 {
+                // busy(l) and buffered: read by stores and evictions only.
+                let busy = self.fifo_has(l)
+                    | (head_flush & (he.line == l))
+                    | (FAULTY && skip.is_some_and(|(_, e)| e.line == l));
+                let ek = *self.e(k);
+                let buffered =
+                    self.r2.req_pbv & self.live(k) & (ek.ty == ty::PERSIST) & (ek.line == l);
+                if busy {
+                } else if op == Op::Store as u8 {
+                    if buffered {
                         let n = self.oq_n[w] as usize;
                         let younger = n > 0
                             && self.age(self.oq[w][n - 1]) > self.age(k)
-                            && self.fault != Fault::IgnoreCoalesceOrdering;
+                            && !(FAULTY && fault == Fault::IgnoreCoalesceOrdering);
                         if younger {
-                            rsp_kind = RspKind::Wait as u8;
-                            wait_set = Some((w, k));
-                            target = Some(k);
+                            self.out.rsp_kind = RspKind::Wait as u8;
+                            (wait_k, target) = (k, k);
                         } else {
-                            rsp_kind = RspKind::Coalesced as u8;
-                            rsp_idx = k;
+                            self.out.rsp_kind = RspKind::Coalesced as u8;
+                            self.out.rsp_idx = k;
                             self.e_mut(k).warps |= wbit;
                         }
                     } else if !self.full {
-                        rsp_kind = RspKind::Performed as u8;
-                        rsp_idx = self.tail;
+                        self.out.rsp_kind = RspKind::Performed as u8;
+                        self.out.rsp_idx = self.tail;
                         push = true;
                         self.allocate(Entry {
                             warps: wbit,
@@ -317,69 +380,63 @@ impl PbUnit for PbModel {
                             ty: ty::PERSIST,
                         });
                     }
-                }
-                Op::Evict => {
-                    if busy() {
-                    } else if !buffered() {
-                        rsp_kind = RspKind::Performed as u8;
-                    } else {
-                        let m = ek.warps & self.warp_mask;
-                        let age_k = self.age(k);
-                        let older = self.fault != Fault::EvictIgnoreOrdering
-                            && bits(m).any(|v| self.oq_n[v] > 0 && self.age(self.oq[v][0]) < age_k);
-                        if older {
-                            rsp_kind = RspKind::Wait as u8;
-                            wait_set = Some((w, k));
-                            target = Some(k);
-                        } else if m & fsm_gate == 0 && can_flush() {
-                            rsp_kind = RspKind::Performed as u8;
-                            evict_flush = true;
-                            self.fifo_enter(FlushQ {
-                                line: l,
-                                warps: ek.warps,
-                                evict: true,
-                                epoch: self.ep_cur,
-                            });
-                            self.e_mut(k).ty = ty::HOLE;
-                        }
+                } else if !buffered {
+                    self.out.rsp_kind = RspKind::Performed as u8;
+                } else {
+                    let m = ek.warps & self.warp_mask;
+                    let age_k = self.age(k);
+                    let older = !(FAULTY && fault == Fault::EvictIgnoreOrdering)
+                        && bits(m).any(|v| self.oq_n[v] > 0 && self.age(self.oq[v][0]) < age_k);
+                    if older {
+                        self.out.rsp_kind = RspKind::Wait as u8;
+                        (wait_k, target) = (k, k);
+                    } else if m & fsm_gate == 0 && can_flush() {
+                        self.out.rsp_kind = RspKind::Performed as u8;
+                        evict_flush = true;
+                        self.fifo_enter(FlushQ {
+                            line: l,
+                            warps: ek.warps,
+                            evict: true,
+                            epoch: self.ep_cur,
+                        });
+                        self.e_mut(k).ty = ty::HOLE;
                     }
                 }
-                op => {
-                    let t = op as u8 + 1;
-                    let y = self.tail.wrapping_sub(1) & self.n_mask;
-                    let coal = !empty && self.last_type == t && !(pop_planned && y == h);
-                    let n = self.oq_n[w] as usize;
-                    let named = coal && n > 0 && self.oq[w][n - 1] == y;
-                    let e = if !named && n == D {
-                        None
-                    } else if coal {
-                        rsp_kind = RspKind::Coalesced as u8;
-                        self.e_mut(y).warps |= wbit;
-                        if !named {
-                            oq_push = Some((w, y));
-                        }
-                        Some(y)
-                    } else if !self.full {
-                        rsp_kind = RspKind::Performed as u8;
-                        let tail = self.tail;
-                        push = true;
-                        self.allocate(Entry {
-                            warps: wbit,
-                            line: 0,
-                            ty: t,
-                        });
-                        oq_push = Some((w, tail));
-                        Some(tail)
-                    } else {
-                        None
-                    };
-                    if let Some(e) = e {
-                        if op.stalls_in_odm() {
-                            odm_set = wbit;
-                            target = Some(e);
-                        } else if self.p.policy == FlushPolicy::Lazy {
-                            target = Some(e);
-                        }
+            } else {
+                let t = op + 1;
+                let y = self.tail.wrapping_sub(1) & self.n_mask;
+                let coal = !empty & (self.last_type == t) & !(pop_planned & (y == h));
+                let n = self.oq_n[w] as usize;
+                let named = coal && n > 0 && self.oq[w][n - 1] == y;
+                let e = if !named && n == D {
+                    NONE
+                } else if coal {
+                    self.out.rsp_kind = RspKind::Coalesced as u8;
+                    self.e_mut(y).warps |= wbit;
+                    y
+                } else if !self.full {
+                    self.out.rsp_kind = RspKind::Performed as u8;
+                    push = true;
+                    let tail = self.tail;
+                    self.allocate(Entry {
+                        warps: wbit,
+                        line: 0,
+                        ty: t,
+                    });
+                    tail
+                } else {
+                    NONE
+                };
+                if e != NONE {
+                    // The queue push waits for the retirement's pops (below).
+                    if !named {
+                        oq_push = e;
+                    }
+                    if (1u32 << t) & ODM_TYPES != 0 {
+                        odm_set = wbit;
+                        target = e;
+                    } else if self.p.policy == FlushPolicy::Lazy {
+                        target = e;
                     }
                 }
             }
@@ -387,235 +444,122 @@ impl PbUnit for PbModel {
 
         // An eviction flush takes the cycle's one flush; a pop or a
         // retirement proceeds (4.1).
-        let head_final = if evict_flush && head_act == HeadAct::Flush {
-            HeadAct::None
-        } else {
-            head_act
-        };
-        let pop = head_final != HeadAct::None;
+        let flush_head = head_flush & !evict_flush;
+        let pop = flush_head | head_other;
 
         // head action effects
-        let mut flush_now = evict_flush;
-        if let (Some((j, sk)), false) = (skip, evict_flush) {
-            flush_now = true;
-            self.fifo_enter(FlushQ {
-                line: sk.line,
-                warps: sk.warps,
-                evict: false,
-                epoch: self.ep_cur,
-            });
-            self.e_mut(j).ty = ty::HOLE;
-        }
-        let mut join = false;
-        let mut inv_add = 0u64;
-        match head_final {
-            HeadAct::Flush => {
+        let mut flush_now = evict_flush | flush_head;
+        if FAULTY {
+            if let (Some((j, sk)), false) = (skip, evict_flush) {
                 flush_now = true;
                 self.fifo_enter(FlushQ {
-                    line: he.line,
-                    warps: he.warps,
+                    line: sk.line,
+                    warps: sk.warps,
                     evict: false,
                     epoch: self.ep_cur,
                 });
+                self.e_mut(j).ty = ty::HOLE;
             }
-            HeadAct::Retire => {
-                join = true;
-                inv_add = self.retire(he, h);
-            }
-            HeadAct::Pop | HeadAct::None => {}
         }
-        if let Some((v, e)) = oq_push {
-            let n = self.oq_n[v] as usize;
-            self.oq[v][n] = e;
-            self.oq_n[v] += 1;
+        if flush_head {
+            self.fifo_enter(FlushQ {
+                line: he.line,
+                warps: he.warps,
+                evict: false,
+                epoch: self.ep_cur,
+            });
         }
+        let join = head_other & (he.ty != ty::HOLE);
 
         // entry waits
-        // `masks` records a change of odm, wait_ent, the epoch masks or the
-        // invalidation masks: only then are edm and stall recomputed.
-        let mut masks = false;
         if self.wait_ent == 0 {
-        } else if self.fault == Fault::GlobalRelease {
+        } else if FAULTY && fault == Fault::GlobalRelease {
             if self.actr == 0 && !self.drain_pend {
                 self.wait_ent = 0;
-                masks = true;
             }
         } else if pop {
             for v in bits(self.wait_ent) {
                 if self.wait_idx[v] == h {
                     self.wait_ent &= !(1u64 << v);
-                    masks = true;
                 }
             }
         }
-        if let Some((v, k)) = wait_set {
-            self.wait_ent |= 1u64 << v;
-            self.wait_idx[v] = k;
-            masks = true;
+        if wait_k != NONE {
+            self.wait_ent |= 1u64 << w;
+            self.wait_idx[w] = wait_k;
         }
 
         // drain target
         // (Unchanged without a new target, unless the pop reaches drain_idx.)
-        if target.is_some() | (pop & self.drain_pend) {
+        if (target != NONE) | (pop & self.drain_pend) {
             let pend_after = self.drain_pend && !(pop && h == self.drain_idx);
-            match target {
-                Some(e) if !pend_after || self.age(e) > self.age(self.drain_idx) => {
-                    (self.drain_pend, self.drain_idx) = (true, e);
-                }
-                _ => self.drain_pend = pend_after,
+            if target != NONE && (!pend_after || self.age(target) > self.age(self.drain_idx)) {
+                (self.drain_pend, self.drain_idx) = (true, target);
+            } else {
+                self.drain_pend = pend_after;
             }
             self.out.obs_drain = self.drain_pend;
         }
 
-        // 4.3 epochs
-        let (ack_n, ack_e) = (
-            (self.inq.ack_count & 7) as u32,
-            (self.inq.ack_epoch as usize & (E - 1)),
-        );
-        let flushed = flush_now as u32;
-        // `ep_rel` is `rel` (below) for the current counters and pointers:
-        // without a flush, an ack, a join or a release nothing below changes.
-        if flush_now | (ack_n != 0) | join | self.ep_rel {
-            let cur = self.ep_cur as usize & (E - 1);
-            let old = self.ep_old as usize & (E - 1);
-            let rel = self.ep_rel;
-            debug_assert_eq!(rel, self.ectr[old] == 0 && old != cur);
-            let (ectr_cur, ectr_old) = (self.ectr[cur], self.ectr[old]);
-            // counters
-            let acked = ack_n.min(self.ectr[ack_e]);
-            if ack_n > self.ectr[ack_e] {
-                err |= 1;
-            }
-            self.ectr[cur] += flushed;
-            self.ectr[ack_e] -= acked;
-            self.actr = self.actr + flushed - acked;
-            self.out.obs_actr = self.actr;
-            // Masks and epoch pointers: without a join or a release every
-            // update below is a no-op (need_adv needs join; a closed epoch
-            // reopens only on rel).
-            if join || rel {
-                let j = if ectr_cur != 0 {
-                    cur
-                } else {
-                    (cur + E - 1) % E
-                };
-                let nowait = (ectr_cur == 0 && cur == old) || (j == old && ectr_old == 0);
-                let need_adv = join && !nowait && ectr_cur != 0;
-                let room = (cur + 1) % E != old || rel;
-                if rel {
-                    self.ep_fsm[old] = 0;
-                    self.ep_edm[old] = 0;
-                    self.ep_old = ((old + 1) % E) as u8;
-                }
-                if join && !nowait {
-                    self.ep_fsm[j] |= self.fsm_add;
-                    self.ep_edm[j] |= self.edm_add;
-                }
-                if self.ep_closed {
-                    if rel {
-                        self.ep_cur = ((cur + 1) % E) as u8;
-                        self.ep_closed = false;
-                    }
-                } else if need_adv {
-                    if room {
-                        self.ep_cur = ((cur + 1) % E) as u8;
-                    } else {
-                        self.ep_closed = true;
-                    }
-                }
-                self.fsm = self.fsm_of_epochs();
-                self.ep_edm_or = self.ep_edm.iter().fold(0, |a, m| a | m);
-                self.out.obs_fsm = self.fsm;
-                self.out.obs_epoch = self.ep_cur;
-                masks = true;
-            }
-            let (cur, old) = (
-                self.ep_cur as usize & (E - 1),
-                self.ep_old as usize & (E - 1),
-            );
-            self.ep_rel = self.ectr[old] == 0 && old != cur;
+        // 4.3 epochs, and the retirement (4.1; nothing above reads what it
+        // writes), whose warps join them; then w's queue push, after its pop.
+        let inv_add = self.epochs::<FAULTY>(flush_now, join, he, h);
+        if oq_push != NONE {
+            let n = self.oq_n[w] as usize;
+            self.oq[w][n] = oq_push;
+            self.oq_n[w] += 1;
         }
 
-        // 4.4 next state: invalidation (a no-op with no request pending,
-        // inv_cur empty and nothing added: inv_next is empty whenever inv_req is low)
-        if self.inv_req | ((self.inv_cur | inv_add) != 0) {
-            let done = self.inq.inv_done && self.inv_req;
-            if done {
-                self.inv_cur = self.inv_next | inv_add;
-                self.inv_next = 0;
-                self.inv_req = false;
-            } else if self.inv_req {
-                self.inv_next |= inv_add;
-            } else {
-                self.inv_cur |= inv_add;
-                self.inv_req = self.inv_cur != 0;
-            }
-            self.out.inv_req = self.inv_req;
-            masks = true;
-        }
+        // 4.4 next state: invalidation, without branches (its inputs change
+        // at random). `inv_add` joins `inv_next` while a request is pending,
+        // else `inv_cur`; `done` then moves `inv_next` to `inv_cur`.
+        let req = self.inv_req;
+        let m_req = 0u64.wrapping_sub(req as u64);
+        let next = self.inv_next | (inv_add & m_req);
+        let cur = self.inv_cur | (inv_add & !m_req);
+        let done = self.inq.inv_done & req;
+        self.inv_cur = if done { next } else { cur };
+        self.inv_next = if done { 0 } else { next };
+        self.inv_req = !done & (req | (cur != 0));
+        self.out.inv_req = self.inv_req;
 
         // flush FIFO: the taken head leaves, the new flush entered (fifo_enter)
         let fifo_was = self.fifo_n;
-        let fifo_pop = fifo_was > 0 && inp.flush_ready;
-        if fifo_pop {
-            self.fifo_line[self.fifo_head] = NO_LINE;
-            self.fifo_head = (self.fifo_head + 1) % F;
-        }
+        let fifo_pop = (fifo_was > 0) & inp.flush_ready;
+        let fh = self.fifo_head;
+        self.fifo_line[fh] |= 0u32.wrapping_sub(fifo_pop as u32); // NO_LINE on a pop
+        self.fifo_head = (fh + fifo_pop as usize) % F;
         self.fifo_n = fifo_was - fifo_pop as usize + flush_now as usize;
         // The head's outputs change only if it left or the FIFO was empty.
-        if fifo_pop || (flush_now && fifo_was == 0) {
+        if fifo_pop | (flush_now & (fifo_was == 0)) {
             self.out_fifo_head();
         }
 
         // PB pointers and masks (the allocation is written: `allocate`)
-        if pop {
-            self.head = (h + 1) & self.n_mask;
-            self.out.obs_head = self.head;
-        }
-        // full = (count + push - pop == N): a push alone fills the PB when the
-        // tail reaches the head; a pop alone empties a slot; both or neither
-        // keep the count (and a push needs !full).
-        if push != pop {
-            self.full = push && self.tail == self.head;
-            self.out.obs_full = self.full;
-        }
+        // (Without branches: pops and pushes come at random.)
+        self.head = (h + pop as u32) & self.n_mask;
+        self.out.obs_head = self.head;
+        // full = (count + push - pop == N)
+        self.count = self.count + push as u32 - pop as u32;
+        self.full = self.count == self.p.entries;
+        self.out.obs_full = self.full;
         // odm = (odm & ~odm_clr) | odm_set (the retirement cleared odm_clr).
-        if odm_set != 0 {
-            self.odm |= odm_set;
-            self.out.obs_odm = self.odm;
-            masks = true;
-        }
+        self.odm |= odm_set;
 
-        // pipeline and registered inputs
-        // r2' = r1; r1' = the request taken now; ackq', doneq', drainq' = inputs.
-        self.r2 = self.inq;
-        self.r2_valid = self.r1_valid;
-        self.r1_valid = inp.req_valid & self.ready;
-        self.inq = *inp;
-        self.ready = true;
-        self.err = err;
+        self.shift_pipeline(inp);
 
-        // derived registers and the next cycle's outputs (a join may change
-        // odm, the epoch masks and the invalidation masks)
-        if masks || join {
-            let edm = self.wait_ent | self.ep_edm_or;
-            self.stall = self.odm | edm | self.inv_cur | self.inv_next;
-            self.out.obs_edm = edm;
-            self.out.stall = self.stall;
-        }
+        // derived registers and the next cycle's outputs (every cycle: a
+        // test of what changed would cost as much)
+        let edm = self.wait_ent | self.ep_edm_or;
+        self.stall = self.odm | edm | self.inv_cur | self.inv_next;
+        self.refuse = self.stall | !self.warp_mask;
+        self.out.obs_odm = self.odm;
+        self.out.obs_edm = edm;
+        self.out.stall = self.stall;
         let o = &mut self.out;
-        o.req_ready = true;
-        o.rsp_valid = r2_valid;
         o.rsp_warp = if r2_valid { w as u8 } else { 0 };
-        o.rsp_kind = rsp_kind;
-        o.rsp_idx = rsp_idx;
-        o.idle = if self.head == self.tail && !self.full {
-            self.actr == 0 && !self.inv_req && self.inv_cur == 0
-        } else {
-            false
-        };
-        o.error = err;
-        out
+        o.idle = ((self.count | self.actr | self.inv_req as u32) as u64 | self.inv_cur) == 0;
+        o.error = self.err;
     }
 }
 

@@ -19,6 +19,7 @@ impl PbModel {
             head: 0,
             tail: 0,
             full: false,
+            count: 0,
             last_type: 0,
             odm: 0,
             wait_ent: 0,
@@ -50,9 +51,8 @@ impl PbModel {
             fsm: 0,
             ep_edm_or: 0,
             stall: 0,
+            refuse: !p.warp_mask(),
             ep_rel: false,
-            fsm_add: 0,
-            edm_add: 0,
             out: PbOut::default(),
             pb: Box::new([Entry::default(); MAX_ENTRIES]),
             fault: Fault::None,
@@ -103,11 +103,11 @@ impl PbModel {
     }
     #[inline(always)]
     pub(super) fn live(&self, i: u32) -> bool {
-        self.full || self.age(i) < self.used()
+        self.age(i) < self.count
     }
     #[inline(always)]
     pub(super) fn empty(&self) -> bool {
-        !self.full && self.head == self.tail
+        self.count == 0
     }
     /// SkipGated: the oldest persist behind the head, before the first
     /// ordering entry, whose warps are not gated and whose line no older
@@ -129,6 +129,7 @@ impl PbModel {
         None
     }
     /// §3's `fsm`, from the epoch masks (the step uses the register `self.fsm`).
+    #[inline(always)]
     pub(super) fn fsm_of_epochs(&self) -> u64 {
         self.ep_fsm.iter().fold(0, |a, m| a | m)
     }
@@ -216,26 +217,19 @@ impl PbModel {
 
     /// 4.1 `RETIRE` of the ordering entry `he` at the head `h`: queue pops
     /// and `odm_clr` (applied now: nothing before 4.4 reads `odm`, and 4.4
-    /// sets `odm_set` after the clear); `fsm_add` and `edm_add` are kept for
-    /// the epochs (4.3); returns `inv_add`.
-    #[inline]
-    pub(super) fn retire(&mut self, he: Entry, h: u32) -> u64 {
+    /// sets `odm_set` after the clear); returns `fsm_add`, `edm_add` (for
+    /// the epochs, 4.3) and `inv_add`.
+    #[inline(always)]
+    pub(super) fn retire<const FAULTY: bool>(&mut self, he: Entry, h: u32) -> (u64, u64, u64) {
         let hw = he.warps & self.warp_mask;
-        self.fsm_add = hw;
-        self.edm_add = 0;
-        let mut odm_clr = 0;
-        match he.ty {
-            ty::DFENCE | ty::REL_DEVICE => {
-                odm_clr = hw;
-                if !(self.fault == Fault::DFenceNoWait && he.ty == ty::DFENCE) {
-                    self.edm_add = hw;
-                }
-            }
-            ty::ACQ_DEVICE => odm_clr = hw,
-            _ => {}
-        }
-        self.odm &= !odm_clr;
-        self.out.obs_odm = self.odm;
+        // hw where the type's bit is set in `types`, else 0.
+        let by_type = |types: u32| hw & 0u64.wrapping_sub((types >> he.ty & 1) as u64);
+        let edm_add = if FAULTY && self.fault == Fault::DFenceNoWait && he.ty == ty::DFENCE {
+            0
+        } else {
+            by_type(EDM_TYPES)
+        };
+        self.odm &= !by_type(ODM_TYPES);
         // Queue pops: only warps the entry names can have it as their oldest.
         for v in bits(hw) {
             if self.oq_n[v] > 0 && self.oq[v][0] == h {
@@ -243,11 +237,7 @@ impl PbModel {
                 self.oq_n[v] -= 1;
             }
         }
-        if he.ty == ty::DFENCE || he.ty == ty::ACQ_DEVICE {
-            hw
-        } else {
-            0
-        }
+        (hw, edm_add, by_type(INV_TYPES))
     }
 
     /// §7: every register to 0; the memories keep their contents.
