@@ -82,6 +82,8 @@ impl CosimArgs {
     fn run_opts(&self) -> Result<RunOpts> {
         let p = self.params.params()?;
         let mut opts = RunOpts::new(p);
+        // Runs here are long enough to repay the profile-guided build.
+        opts.pgo = true;
         opts.engine = match (self.model_only, self.engine) {
             (true, _) | (_, EngineArg::Model) => Engine::Model,
             (_, EngineArg::Verilator) => Engine::Verilator,
