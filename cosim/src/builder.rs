@@ -24,7 +24,8 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use sbrp_iface::PbParams;
+use sbrp_iface::stimulus::RawStimulus;
+use sbrp_iface::{ports, PbIn, PbParams};
 use sbrp_tools::{error_lines, Captured, LogFile, Tool, ToolError};
 use sha2::{Digest, Sha256};
 
@@ -36,6 +37,12 @@ use crate::CosimError;
 
 /// Source of the shim, compiled into every model library (and hashed).
 pub(crate) const SHIM_SRC: &str = include_str!("../csrc/shim.cpp");
+/// Source of the training run of a profile-guided build (hashed when used).
+const TRAIN_SRC: &str = include_str!("../csrc/train.cpp");
+/// Cycles of raw stimulus (and its seed) a profile-guided build trains on:
+/// enough to reach every branch's usual direction, a fraction of a second.
+const TRAIN_CYCLES: usize = 20_000;
+const TRAIN_SEED: u64 = 0x5eed;
 
 /// Top module and Verilator prefix.
 pub(crate) const TOP: &str = "sbrp_pb";
@@ -88,6 +95,12 @@ pub struct BuildOpts {
     pub extra_args: Vec<String>,
     /// Print a line on stderr for each build (not for cache hits).
     pub verbose: bool,
+    /// Profile-guided build (default on): compile the model instrumented,
+    /// step it through raw stimulus, compile it again with that profile.
+    /// Same simulation, about 20% faster stepping (branch layout of the
+    /// large straight-line eval), about twice the compile time. Part of the
+    /// cache key.
+    pub pgo: bool,
 }
 
 impl Default for BuildOpts {
@@ -110,6 +123,7 @@ impl Default for BuildOpts {
             jobs,
             extra_args: Vec::new(),
             verbose: false,
+            pgo: true,
         }
     }
 }
@@ -212,11 +226,25 @@ fn verilator_args(external: bool, opts: &BuildOpts) -> Vec<String> {
 
 /// make variables: verilated.mk puts OPT_FAST after CPPFLAGS (so it would
 /// override our -O2 with -Os); the slow (construction-only) code gets -O1.
-fn make_vars() -> Vec<String> {
-    ["OPT_FAST=-O2", "OPT_SLOW=-O1", "OPT_GLOBAL=-O2"]
+/// A profile-guided build's `phase` adds its profile flags to the fast
+/// (per-cycle) code: `Some(false)` instruments it, `Some(true)` uses the
+/// profile (`-fprofile-partial-training`: code the training did not reach
+/// stays optimized for speed).
+fn make_vars(phase: Option<bool>) -> Vec<String> {
+    let fast = match phase {
+        None => "OPT_FAST=-O2",
+        Some(false) => "OPT_FAST=-O2 -fprofile-generate",
+        Some(true) => "OPT_FAST=-O2 -fprofile-use -fprofile-partial-training",
+    };
+    let mut v: Vec<String> = [fast, "OPT_SLOW=-O1", "OPT_GLOBAL=-O2"]
         .iter()
         .map(|s| s.to_string())
-        .collect()
+        .collect();
+    if phase == Some(false) {
+        // Links libgcov into the instrumented library.
+        v.push("USER_LDFLAGS=-fprofile-generate".into());
+    }
+    v
 }
 
 /// Runs a command to its end (`sbrp_tools`), mapping a missing binary to
@@ -298,6 +326,9 @@ struct Job {
     header: String,
     args: Vec<String>,
     make_vars: Vec<String>,
+    /// Profile-guided: the make variables of the instrumented build (then
+    /// `make_vars` are those of the final one).
+    pgo_gen_vars: Option<Vec<String>>,
     name: String,
     key: String,
     source: String,
@@ -347,7 +378,11 @@ fn prepare(params: &PbParams, source: &RtlSource, opts: &BuildOpts) -> Result<Jo
     let waivers = opts.waivers.clone();
     let header = ports_header();
     let args = verilator_args(external, opts);
-    let make_vars = make_vars();
+    let (make_vars, pgo_gen_vars) = if opts.pgo {
+        (make_vars(Some(true)), Some(make_vars(Some(false))))
+    } else {
+        (make_vars(None), None)
+    };
 
     let mut h = Sha256::new();
     let mut part = |label: &str, data: &[u8]| {
@@ -362,6 +397,14 @@ fn prepare(params: &PbParams, source: &RtlSource, opts: &BuildOpts) -> Result<Jo
     part("ports", header.as_bytes());
     part("args", args.join("\0").as_bytes());
     part("make", make_vars.join("\0").as_bytes());
+    if let Some(g) = &pgo_gen_vars {
+        part("pgo-make", g.join("\0").as_bytes());
+        part("pgo-train", TRAIN_SRC.as_bytes());
+        part(
+            "pgo-stimulus",
+            format!("raw {TRAIN_CYCLES} {TRAIN_SEED}").as_bytes(),
+        );
+    }
     part("waivers", waivers.as_deref().unwrap_or("<none>").as_bytes());
     part("verilog", verilog.as_bytes());
     let digest = h.finalize();
@@ -373,6 +416,7 @@ fn prepare(params: &PbParams, source: &RtlSource, opts: &BuildOpts) -> Result<Jo
         header,
         args,
         make_vars,
+        pgo_gen_vars,
         name: format!("{name}-{}", &key[..16]),
         key,
         source: src_desc,
@@ -522,35 +566,104 @@ fn build_locked(
     check_ports(&ports, params).map_err(CosimError::Ports)?;
     write("ports.txt", &ports_to_text(&ports))?;
 
-    // 3. Compile and link the shared library.
-    let mut cmd = Command::new("make");
-    cmd.current_dir(t.join("obj"))
-        .arg("-f")
-        .arg(format!("{PREFIX}.mk"))
-        .arg(format!("-j{}", opts.jobs.max(1)))
-        .args(&job.make_vars)
-        .arg(LIB_NAME);
-    // The Verilator runtime compiles to the same objects for every
-    // configuration: with ccache present, compile it once per machine. Output
-    // is identical, so this is not part of the cache key.
-    if which("ccache") {
-        cmd.arg("OBJCACHE=ccache")
-            .env("CCACHE_NOHASHDIR", "1")
-            .env("CCACHE_BASEDIR", t.join("obj"));
-    }
-    let _ = writeln!(log, "$ {cmd:?}");
-    let out = run(&mut cmd, "make", || CosimError::MakeNotFound)?;
-    log.push_str(&out.text);
-    if !out.success() {
+    // 3. Compile and link the shared library. A profile-guided build first
+    // compiles it instrumented, steps it through raw stimulus in a child
+    // process (which writes the profile, .gcda, beside the objects), then
+    // compiles it again with that profile.
+    let obj = t.join("obj");
+    let make = |vars: &[String]| {
+        let mut cmd = Command::new("make");
+        cmd.current_dir(&obj)
+            .arg("-f")
+            .arg(format!("{PREFIX}.mk"))
+            .arg(format!("-j{}", opts.jobs.max(1)))
+            .args(vars)
+            .arg(LIB_NAME);
+        // The Verilator runtime compiles to the same objects for every
+        // configuration: with ccache present, compile it once per machine.
+        // Output is identical, so this is not part of the cache key. (ccache
+        // hashes the profile of a -fprofile-use compile, and the directory of
+        // a -fprofile-generate one, so profiles never mix.)
+        if which("ccache") {
+            cmd.arg("OBJCACHE=ccache")
+                .env("CCACHE_NOHASHDIR", "1")
+                .env("CCACHE_BASEDIR", &obj);
+        }
+        cmd
+    };
+    // Runs one command of the build into the log; `tool` names it in errors.
+    let mut step = |cmd: &mut Command, tool: &str| -> Result<(), CosimError> {
+        let _ = writeln!(log, "$ {cmd:?}");
+        let out = run(cmd, tool, || match tool {
+            "make" => CosimError::MakeNotFound,
+            // g++; the trainer is built just before it runs.
+            _ => CosimError::CompilerNotFound,
+        })?;
+        log.push_str(&out.text);
+        if out.success() {
+            return Ok(());
+        }
         let _ = fs::write(&failed_log, &log);
-        return Err(CosimError::Tool {
-            tool: "C++ compile (make)".into(),
+        Err(CosimError::Tool {
+            tool: match tool {
+                "make" => "C++ compile (make)".into(),
+                other => other.into(),
+            },
             rtl: job.source.clone(),
             status: out.status.to_string(),
             errors: error_lines(&out.text),
-            log: Some(failed_log),
-        });
+            log: Some(failed_log.clone()),
+        })
+    };
+    if let Some(gen_vars) = &job.pgo_gen_vars {
+        step(&mut make(gen_vars), "make")?;
+        write("train.cpp", TRAIN_SRC)?;
+        write_train_inputs(&t.join("train.bin"), params)?;
+        step(
+            Command::new("g++").current_dir(t).args([
+                "-O1",
+                "-o",
+                "sbrp_train",
+                "train.cpp",
+                "-ldl",
+            ]),
+            "g++",
+        )?;
+        step(
+            Command::new(t.join("sbrp_train"))
+                .current_dir(t)
+                .arg(obj.join(LIB_NAME))
+                .arg("train.bin"),
+            "profile training run",
+        )?;
+        // Keep only the profile: every object is compiled again (the
+        // unchanged ones come from ccache when present).
+        let mut profiles = 0;
+        for e in fs::read_dir(&obj)
+            .map_err(io_err(format!("cannot list {}", obj.display())))?
+            .flatten()
+        {
+            let path = e.path();
+            match path.extension().and_then(OsStr::to_str) {
+                Some("gcda") => profiles += 1,
+                Some("o" | "a" | "so") => fs::remove_file(&path)
+                    .map_err(io_err(format!("cannot remove {}", path.display())))?,
+                _ => {}
+            }
+        }
+        if profiles == 0 {
+            let _ = writeln!(log, "the training run wrote no profile (.gcda)");
+            let _ = fs::write(&failed_log, &log);
+            return Err(CosimError::Tool {
+                tool: "profile training run".into(),
+                rtl: job.source.clone(),
+                status: "no profile written".into(),
+                errors: String::new(),
+                log: Some(failed_log),
+            });
+        }
     }
+    step(&mut make(&job.make_vars), "make")?;
     let _ = fs::remove_file(&failed_log);
     fs::rename(t.join("obj").join(LIB_NAME), t.join(LIB_NAME))
         .map_err(io_err(format!("cannot move {LIB_NAME} out of obj/")))?;
@@ -558,11 +671,18 @@ fn build_locked(
     write(
         "key.txt",
         &format!(
-            "key {}\nsource {}\nverilator args {}\nmake vars {}\nwaivers {}\n",
+            "key {}\nsource {}\nverilator args {}\nmake vars {}\nprofile {}\nwaivers {}\n",
             job.key,
             job.source,
             job.args.join(" "),
             job.make_vars.join(" "),
+            match &job.pgo_gen_vars {
+                Some(g) => format!(
+                    "trained with make vars {} on {TRAIN_CYCLES} cycles of raw stimulus (seed {TRAIN_SEED:#x})",
+                    g.join(" ")
+                ),
+                None => "none".into(),
+            },
             if job.waivers.is_some() {
                 "verilator_waivers.vlt (from BuildOpts::waivers)"
             } else {
@@ -570,8 +690,12 @@ fn build_locked(
             }
         ),
     )?;
-    // The objects are not needed any more (a few MB per configuration).
+    // The objects and the training run are not needed any more (a few MB
+    // per configuration).
     let _ = fs::remove_dir_all(t.join("obj"));
+    for f in ["train.cpp", "train.bin", "sbrp_train"] {
+        let _ = fs::remove_file(t.join(f));
+    }
 
     // A final directory without its library (deleted by hand) would block the rename.
     if dir.exists() {
@@ -587,6 +711,21 @@ fn build_locked(
         ))(e)
     })?;
     Ok(())
+}
+
+/// Writes the inputs of a profile-guided build's training run: a reset, then
+/// open-loop raw stimulus (`sbrp_iface::stimulus`), each input masked to its
+/// port width, in the format `csrc/train.cpp` reads.
+fn write_train_inputs(path: &Path, params: &PbParams) -> Result<(), CosimError> {
+    let masks: Vec<u64> = ports::inputs().iter().map(|p| p.mask(params)).collect();
+    let mut stim = RawStimulus::new(params, TRAIN_SEED);
+    let mut bytes = Vec::with_capacity((TRAIN_CYCLES + 1) * ports::N_IN * 8);
+    for inp in std::iter::once(PbIn::reset()).chain((0..TRAIN_CYCLES).map(|_| stim.next_input())) {
+        for (v, m) in inp.values().iter().zip(&masks) {
+            bytes.extend_from_slice(&(v & m).to_ne_bytes());
+        }
+    }
+    fs::write(path, bytes).map_err(io_err(format!("cannot write {}", path.display())))
 }
 
 /// Loads a model library once per process and resolves the shim.

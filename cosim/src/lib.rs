@@ -5,7 +5,8 @@
 //! e.g. `sbrp_hdl::generate_verilog`, or any Verilog file with top module
 //! `sbrp_pb` and the table's ports), compiles it with a small C++ shim
 //! (`csrc/shim.cpp` plus a port header generated from the table) into a
-//! shared library, caches the library (keyed by a hash of everything that
+//! shared library (profile-guided by default, [`BuildOpts::pgo`]), caches
+//! the library (keyed by a hash of everything that
 //! goes into it, under a per-key file lock; see [`BuildOpts`] and
 //! cosim/README.md), loads it and returns a model that implements
 //! [`PbUnit`]: one FFI call per clock cycle. Waveforms: wrap the model in

@@ -102,6 +102,44 @@ fn widest_ports_carry_64_bit_masks() {
     lockstep(&mut rtl, 3000, 2);
 }
 
+/// A profile-guided build (the default) is another cache entry, records its
+/// training in key.txt, and steps exactly like the plain build.
+#[test]
+fn profile_guided_build_steps_like_the_plain_build() {
+    let p = PbParams::default();
+    let mut pgo = build(&p, &BuildOpts::default());
+    let plain_opts = BuildOpts {
+        pgo: false,
+        ..BuildOpts::default()
+    };
+    let mut plain = build(&p, &plain_opts);
+    let (kp, kg) = (&plain.build_report().key, &pgo.build_report().key);
+    assert_ne!(kp, kg);
+    let key_txt =
+        |r: &VerilatedPb| std::fs::read_to_string(r.build_report().dir.join("key.txt")).unwrap();
+    assert!(
+        key_txt(&pgo).contains("profile trained with"),
+        "{}",
+        key_txt(&pgo)
+    );
+    assert!(
+        key_txt(&plain).contains("profile none"),
+        "{}",
+        key_txt(&plain)
+    );
+    let mut stim = RawStimulus::new(&p, 9);
+    for c in 0..20_000 {
+        let i = if c == 0 {
+            PbIn::reset()
+        } else {
+            stim.next_input()
+        };
+        let (a, b) = (pgo.step(&i), plain.step(&i));
+        assert_eq!(a, b, "cycle {c}, input {i:?}");
+        stim.observe(&i, &a);
+    }
+}
+
 #[test]
 fn ports_of_other_parameters_are_rejected() {
     // The default-width fixture is not a design for 64 warps.

@@ -108,9 +108,13 @@ pub fn time_model(p: &PbParams, which: Stimulus, cycles: u64) -> Result<ModelTim
     })
 }
 
-/// Times RTL (Verilator) + model in lockstep on raw stimulus, no waveform.
+/// Times RTL (Verilator) + model in lockstep on raw stimulus, no waveform,
+/// with the profile-guided build the `sbrp` command uses.
 pub fn time_lockstep(p: &PbParams, cycles: u64) -> Result<LockstepTiming> {
-    let opts = RunOpts::new(*p);
+    let opts = RunOpts {
+        pgo: true,
+        ..RunOpts::new(*p)
+    };
     let rtl = Rtl::build(&opts)?;
     let (a, b) = crate::suites::rtl_and_model(&opts, &rtl)?;
     let t = Instant::now();

@@ -38,7 +38,7 @@ impl Sm {
             return now + 1;
         }
         debug_assert_eq!(
-            self.masks,
+            self.masks.read_bits(),
             self.masks_of_states(),
             "SM {} warp masks",
             self.id
@@ -86,7 +86,7 @@ impl Sm {
     /// The earliest `step_wait` of the warps in `steps`, from the wait
     /// masks: every warp of one kind waits for the same acknowledgement.
     fn steps_wake(&self) -> u64 {
-        let m = &self.masks;
+        let m = self.masks.read_bits();
         if m.wait_pm | m.wait_all == 0 {
             return u64::MAX;
         }

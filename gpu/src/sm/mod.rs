@@ -83,9 +83,10 @@ pub struct Masks {
     pub unitreq: u64,
     pub waitstall: u64,
     pub steps: u64,
-    /// Warps in `steps` whose current step waits for PM writes
-    /// (`WaitPm`), or for every write (`WaitAll`): one test of the
-    /// counters tells whether any of them can go on.
+    /// Warps whose current step waits for PM writes (`WaitPm`), or for
+    /// every write (`WaitAll`): one test of the counters tells whether any
+    /// of them can go on. Read under `steps` only: a warp leaving `Steps`
+    /// keeps its bit (one store less on every state change).
     pub wait_pm: u64,
     pub wait_all: u64,
     /// `Until` timers that fired.
@@ -96,7 +97,18 @@ impl Masks {
     /// Warps of `steps` whose step waits for acknowledgements still
     /// outstanding (`pm`, `vol`: PM and volatile writes outstanding).
     pub fn steps_blocked(&self, pm: bool, vol: bool) -> u64 {
-        (if pm { self.wait_pm | self.wait_all } else { 0 }) | (if vol { self.wait_all } else { 0 })
+        let b = (if pm { self.wait_pm | self.wait_all } else { 0 })
+            | (if vol { self.wait_all } else { 0 });
+        b & self.steps
+    }
+
+    /// The masks with the bits that are not read cleared.
+    pub fn read_bits(&self) -> Masks {
+        Masks {
+            wait_pm: self.wait_pm & self.steps,
+            wait_all: self.wait_all & self.steps,
+            ..*self
+        }
     }
 }
 
@@ -193,11 +205,6 @@ impl Sm {
         m.ready &= !b;
         m.unitreq &= !b;
         m.waitstall &= !b;
-        if m.steps & b != 0 {
-            // The wait masks are subsets of `steps`.
-            m.wait_pm &= !b;
-            m.wait_all &= !b;
-        }
         m.steps &= !b;
         match self.warps[w].state() {
             WState::Ready => m.ready |= b,
