@@ -316,7 +316,7 @@ impl Sm {
             warp.stalled = stalled;
             warp.instrs = instrs;
             warp.cta = c;
-            warp.code = prog.into();
+            warp.code = std::rc::Rc::new(prog);
             let st = if warp.code.is_empty() {
                 WState::Done
             } else {
@@ -409,7 +409,7 @@ impl Sm {
                 let cta = std::mem::take(&mut self.ctas[c]);
                 for w in cta.warps {
                     self.set_state(w, WState::Empty);
-                    self.warps[w].code = std::rc::Rc::from(Vec::new());
+                    self.warps[w].code = std::rc::Rc::new(Vec::new());
                 }
                 self.threads -= cta.threads;
                 self.regs -= cta.regs;

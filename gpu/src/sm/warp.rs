@@ -78,8 +78,9 @@ pub enum Phase {
 pub struct Warp {
     /// Written only through the SM, which keeps its warp masks in step.
     st: WState,
-    /// Shared so that issuing reads an instruction without copying it.
-    pub code: std::rc::Rc<[Instr]>,
+    /// Shared so that issuing reads an instruction without copying it; the
+    /// program's vector itself, so a launch copies no instruction.
+    pub code: std::rc::Rc<Vec<Instr>>,
     pub pc: usize,
     /// A dirty PM line (L1 slot) to evict through the unit before going on.
     pub evict: Option<usize>,
@@ -122,7 +123,7 @@ impl Warp {
         Warp {
             st: WState::Empty,
             cta: 0,
-            code: std::rc::Rc::from(Vec::new()),
+            code: std::rc::Rc::new(Vec::new()),
             pc: 0,
             phase: Phase::Start,
             acc: Vec::new(),
