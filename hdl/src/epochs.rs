@@ -179,31 +179,32 @@ wire room = (ep_cur + 2'd1 != ep_old) | rel;
 // flush_now as early as any input and would otherwise fold it into the
 // subtractors' carry chains.
 // acked = min(ack_n, ectr_ack): ACTR less each of the two (kept nets),
-// from registers, and the policy and room checks made on both before the
-// min selects
-(* keep *) wire [{am}:0] am_n = actr - ack_n;
+// from registers (actr_m: less the ack count as presented; am_e: less the
+// epoch's counter, when the ack exceeds it), and the policy and room
+// checks made on both before the min selects (actr_k)
+(* keep *) wire [{am}:0] actr_m = actr - ack_n;
 (* keep *) wire [{am}:0] am_e = actr - ectr_ack;
-(* keep *) wire [{am}:0] actr_m = ack_lt ? am_e : am_n;
-(* keep *) wire [{am}:0] actr_f = actr_m + {a}'d1;
+(* keep *) wire [{am}:0] actr_k = ack_lt ? am_e : actr_m;
+(* keep *) wire [{am}:0] actr_f = actr_k + {a}'d1;
 {ec}
 // fsm, ep_room and policy_ok are registered from the next-state values
 // (the late flush of this cycle only selects); `ep_full_r` and `pol_no_r`
 // hold their complements so that every register resets to 0, but pol_no_r
 // whose reset value is `lazy` (a constant)
 {fsm_n}wire closed_nx = ep_closed ? ~rel : (need_adv & ~room);
-// with a flush, ACTR was below its maximum (ep_room), so actr_m + 1 does
-// not wrap: all ones after it is actr_m == max - 1, below the window is
-// actr_m < window - 1 (none for window 0)
+// with a flush, ACTR was below its maximum (ep_room), so actr_k + 1 does
+// not wrap: all ones after it is actr_k == max - 1, below the window is
+// actr_k < window - 1 (none for window 0)
 wire [{am}:0] win_m1 = window - {a}'d1;
 // (selected by AND-OR: synthesis turns a `?:` of compares into a compare
 // of the selected operand)
-wire mx_n = &am_n;
+wire mx_n = &actr_m;
 wire mx_e = &am_e;
-wire m1_n = am_n == {{{{{a1}{{1'b1}}}}, 1'b0}};
+wire m1_n = actr_m == {{{{{a1}{{1'b1}}}}, 1'b0}};
 wire m1_e = am_e == {{{{{a1}{{1'b1}}}}, 1'b0}};
-wire lw_n = am_n < window;
+wire lw_n = (actr_m < window);
 wire lw_e = am_e < window;
-wire lf_n = am_n < win_m1;
+wire lf_n = actr_m < win_m1;
 wire lf_e = am_e < win_m1;
 wire rm_f = ~closed_nx & ~((ack_lt & m1_e) | (~ack_lt & m1_n));
 wire rm_m = ~closed_nx & ~((ack_lt & mx_e) | (~ack_lt & mx_n));
@@ -263,7 +264,7 @@ always @(posedge clock) begin
             ));
         }
         v.push_str(
-            "   end else begin\n      actr <= flush_now ? actr_f : actr_m;\n      \
+            "   end else begin\n      actr <= flush_now ? actr_f : actr_k;\n      \
              fsm <= fsm_n0 | fsm_n1 | fsm_n2 | fsm_n3; ep_full_r <= ~room_nx; pol_no_r <= ~pol_nx;\n",
         );
         for e in 0..E {
