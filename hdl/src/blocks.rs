@@ -149,3 +149,26 @@ memory!(
 pub fn v_older(x: &str, y: &str, head: &str) -> String {
     format!("((({x} >= {head}) == ({y} >= {head})) ? ({x} < {y}) : ({x} >= {head}))")
 }
+
+/// The eviction flush of the request in `r2` (§4.2 Evict, "performed"), as
+/// each block that depends on it recomputes it from the parts: `ev_pre` (the
+/// request is a valid evict of a live, hooked `k` and a flush can start:
+/// registers), `k_ev` (entry `k` is a persist of the line, none of its warps
+/// in FSM or with an older ordering entry), and `busy(l)` (a queued flush of
+/// the line, or the head flushing it). Recomputed per block so that no
+/// single net carries the late decision to every register it selects.
+pub(crate) fn ev_local(
+    ev_pre: bool,
+    k_ev: bool,
+    fifo_has: bool,
+    ha_flush: bool,
+    hl_eq: bool,
+) -> bool {
+    ev_pre && k_ev && !fifo_has && !(ha_flush && hl_eq)
+}
+
+/// Verilog text of [`ev_local`] (`ev_pre`, `k_ev`, `fifo_has`, `ha_flush`,
+/// `hl_eq` named as the block's ports or nets).
+pub(crate) fn v_ev_local(fifo_has: &str) -> String {
+    format!("ev_pre & k_ev & ~{fifo_has} & ~(ha_flush & hl_eq)")
+}

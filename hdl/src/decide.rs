@@ -7,8 +7,10 @@
 //!
 //! Outputs: the response (`d_kind`, `d_idx`), the one memory write of the
 //! cycle (allocation at `tail`, a bit set at `k` or `y = tail-1`, or the hole
-//! at `k` of an eviction), the eviction flush, and the updates of the
-//! per-warp tables, ODM and the drain target.
+//! at `k` of an eviction), the register part of the eviction flush
+//! (`ev_pre`: the blocks it drives recompute the flush, see
+//! [`crate::blocks::ev_local`]), and the updates of the per-warp tables, ODM
+//! and the drain target.
 
 use crate::blocks::{bv, mask, u, v_older};
 use rust_hdl::core::prelude::*;
@@ -32,7 +34,13 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     pub w_stall: Signal<In, bool>,
     pub head: Signal<In, Bits<IW>>,
     pub tail: Signal<In, Bits<IW>>,
+    /// `tail - 1`, a register of [`crate::head::Head`] (no decrement on
+    /// the way to the ordering op's `named` check).
+    pub y: Signal<In, Bits<IW>>,
     pub full: Signal<In, bool>,
+    /// `live(k)`: registered by [`crate::head::Head`] while the request
+    /// was in `r1`.
+    pub live_k: Signal<In, bool>,
     /// The PB is empty; holds one entry (`y == head`): flip-flops of
     /// [`crate::head::Head`].
     pub empty: Signal<In, bool>,
@@ -81,14 +89,20 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     pub wr_line: Signal<Out, Bits<LW>>,
     pub wr_warps: Signal<Out, Bits<W>>,
     pub wr_mask: Signal<Out, Bits<W>>,
-    // eviction flush {r2_line, k_warps, evict 1}
-    pub ev_flush: Signal<Out, bool>,
+    /// The parts of the eviction flush {r2_line, k_warps, evict 1} known
+    /// from registers: a valid evict of a live, hooked `k` that may flush
+    /// (`can_flush`); the consuming blocks AND it with the checks of entry
+    /// `k` and the busy check ([`crate::blocks::ev_local`]).
+    pub ev_pre: Signal<Out, bool>,
     // ODM, drain target, entry wait, ordering queue push
     pub odm_set: Signal<Out, Bits<W>>,
     /// `odm_set` is not zero (the request's warp enters ODM).
     pub odm_req: Signal<Out, bool>,
     pub tgt: Signal<Out, bool>,
     pub tgt_idx: Signal<Out, Bits<IW>>,
+    /// The drain target is `k` (a store or evict wait), else `y` when
+    /// `oq_y`, else `tail`: the drain compare selects among the three.
+    pub tgt_k: Signal<Out, bool>,
     pub wait_set: Signal<Out, bool>,
     pub oq_push: Signal<Out, bool>,
     pub oq_idx: Signal<Out, Bits<IW>>,
@@ -116,7 +130,7 @@ struct Out_ {
     wr_line: u64,
     wr_warps: u64,
     wr_mask: u64,
-    ev_flush: bool,
+    ev_pre: bool,
     odm_set: u64,
     tgt: bool,
     tgt_idx: u64,
@@ -144,8 +158,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
         let k = u(&self.r2_pbidx);
         let line = u(&self.r2_line);
         let age_k = k.wrapping_sub(head) & im;
-        let used = tail.wrapping_sub(head) & im;
-        let live_k = full || age_k < used;
+        let live_k = self.live_k.val();
         let busy = self.fifo_has.val() || (self.ha_flush.val() && u(&self.h_line) == line);
         let buffered = self.r2_pbv.val() && live_k && self.k_persist.val() && self.k_leq.val();
         let yq_valid = self.yq_valid.val();
@@ -160,7 +173,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
         let ev_wait = ev && buffered && self.k_older.val();
         let ev_flush =
             ev && buffered && !self.k_older.val() && !self.k_fsm.val() && self.can_flush.val();
-        let y = tail.wrapping_sub(1) & im;
+        let y = u(&self.y);
         // with one entry, `y` is the head entry and, being an ordering entry
         // of type t, it retires this cycle: §4.2's `pop && y == head` is `one`
         let coal = !empty && u(&self.last_type) == t && !self.one.val();
@@ -215,7 +228,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
             wr_line: if st_alloc { line } else { 0 },
             wr_warps: wbit,
             wr_mask: if push { mask(W) } else { wbit },
-            ev_flush,
+            ev_pre: go && is_evict && self.r2_pbv.val() && live_k && self.can_flush.val(),
             odm_set: if o_taken && stalls_odm { wbit } else { 0 },
             tgt: waits || (o_taken && (stalls_odm || self.lazy.val())),
             tgt_idx: if is_ord { e } else { k },
@@ -251,11 +264,12 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
         self.wr_line.next = bv(o.wr_line);
         self.wr_warps.next = bv(o.wr_warps);
         self.wr_mask.next = bv(o.wr_mask);
-        self.ev_flush.next = o.ev_flush;
+        self.ev_pre.next = o.ev_pre;
         self.odm_set.next = bv(o.odm_set);
         self.odm_req.next = o.odm_set != 0;
         self.tgt.next = o.tgt;
         self.tgt_idx.next = bv(o.tgt_idx);
+        self.tgt_k.next = !(1..=6).contains(&u(&self.r2_op));
         self.wait_set.next = o.wait_set;
         self.oq_push.next = o.oq_push;
         self.oq_idx.next = bv(o.oq_idx);
@@ -281,11 +295,12 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
         self.wr_line.connect();
         self.wr_warps.connect();
         self.wr_mask.connect();
-        self.ev_flush.connect();
+        self.ev_pre.connect();
         self.odm_set.connect();
         self.odm_req.connect();
         self.tgt.connect();
         self.tgt_idx.connect();
+        self.tgt_k.connect();
         self.wait_set.connect();
         self.oq_push.connect();
         self.oq_idx.connect();
@@ -310,8 +325,7 @@ wire is_ord = ~is_store & ~is_evict;
 wire [2:0] t = r2_op + 3'd1;
 wire stalls_odm = (r2_op == 3'd2) | (r2_op == 3'd5) | (r2_op == 3'd6);
 // empty and one (y == head) are flip-flops of head_ctl
-// k is live when it is older than tail (the no-subtract age compare)
-wire live_k = full | {k_older_tail};
+// live_k (k older than tail, or full) is a register of head_ctl
 wire busy = fifo_has | (ha_flush & (h_line == r2_line));
 wire buffered = r2_pbv & live_k & k_persist & k_leq;
 // the warp's youngest ordering entry is younger than k
@@ -328,7 +342,7 @@ wire ev_clean = ev & ~buffered;
 wire ev_wait = ev & buffered & k_older;
 wire ev_go = ev & buffered & ~k_older & ~k_fsm & can_flush;
 // ordering op
-wire [{im}:0] y = tail - {iw}'d1;
+// y = tail - 1 is a register of head_ctl
 // with one entry, y is the head entry and, being an ordering entry of type
 // t, it retires this cycle: the spec's (pop & y == head) is `one`
 wire coal = ~empty & (last_type == t) & ~one;
@@ -363,12 +377,13 @@ always @(*) wr_type = ev_go ? 3'd0 : a_type;
 always @(*) wr_line = st_alloc ? r2_line : {lw}'d0;
 always @(*) wr_warps = wbit;
 always @(*) wr_mask = alloc ? {{{w}{{1'b1}}}} : wbit;
-always @(*) ev_flush = ev_go;
+always @(*) ev_pre = go & is_evict & r2_pbv & live_k & can_flush;
 wire odm_go = o_taken & stalls_odm;
 always @(*) odm_set = odm_go ? wbit : {w}'d0;
 always @(*) odm_req = odm_go;
 always @(*) tgt = waits | (o_taken & (stalls_odm | lazy));
 always @(*) tgt_idx = is_ord ? e : r2_pbidx;
+always @(*) tgt_k = ~is_ord;
 always @(*) wait_set = waits;
 always @(*) oq_push = (o_coal & ~named) | o_alloc;
 always @(*) oq_idx = e;
@@ -378,7 +393,6 @@ always @(*) oq_y = o_coal;
             wm = W - 1,
             w = W,
             k_older_y = v_older("r2_pbidx", "yq_idx", "head"),
-            k_older_tail = v_older("r2_pbidx", "tail", "head"),
             im = IW - 1,
             iw = IW,
             lw = LW,

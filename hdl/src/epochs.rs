@@ -27,11 +27,18 @@ struct State {
 
 /// Epoch counters and masks.
 #[derive(Clone, Debug, Default, LogicBlock)]
-pub struct Epochs<const W: usize, const A: usize> {
+pub struct Epochs<const W: usize, const WB: usize, const A: usize> {
     pub clock: Signal<In, Clock>,
     pub rst: Signal<In, bool>,
-    /// A flush enters the FIFO this cycle (head drain or eviction).
-    pub flush_now: Signal<In, bool>,
+    /// A flush enters the FIFO this cycle: the head action's flush
+    /// (`ha_flush`), or else the request's eviction flush, whose parts
+    /// ([`crate::blocks::ev_local`]) are ANDed here. An eviction flush takes
+    /// the head's flush, so a flush enters whenever the head would flush
+    /// and the busy check's head term is not needed.
+    pub ha_flush: Signal<In, bool>,
+    pub ev_pre: Signal<In, bool>,
+    pub k_ev: Signal<In, bool>,
+    pub fifo_has: Signal<In, bool>,
     /// The registered acknowledgement (`ackq`).
     pub ack_count: Signal<In, Bits<3>>,
     pub ack_epoch: Signal<In, Bits<2>>,
@@ -47,9 +54,12 @@ pub struct Epochs<const W: usize, const A: usize> {
     /// next-state masks), of their EDM masks.
     pub fsm: Signal<Out, Bits<W>>,
     pub edm: Signal<Out, Bits<W>>,
-    /// `edm` of the next cycle (from registers and the head action only),
-    /// for the request warp's stall bit selected a cycle early.
-    pub edm_nx: Signal<Out, Bits<W>>,
+    /// The warp of the request in `r1` (`sel_warp`) and its bit of `edm`
+    /// next cycle (from registers and the head action only), for its stall
+    /// bit selected a cycle early: the masks' bits are selected from
+    /// registers, the release and join decisions only gate them.
+    pub sel_warp: Signal<In, Bits<WB>>,
+    pub edm_w: Signal<Out, bool>,
     pub actr: Signal<Out, Bits<A>>,
     /// `actr` is 0 after this cycle (for the registered `idle`).
     pub actr_z_nx: Signal<Out, bool>,
@@ -64,7 +74,7 @@ pub struct Epochs<const W: usize, const A: usize> {
     _s: State,
 }
 
-impl<const W: usize, const A: usize> Epochs<W, A> {
+impl<const W: usize, const WB: usize, const A: usize> Epochs<W, WB, A> {
     fn next_state(&self) -> State {
         if self.rst.val() {
             return State::default();
@@ -83,7 +93,9 @@ impl<const W: usize, const A: usize> Epochs<W, A> {
         let nowait = (s.ectr[cur] == 0 && cur == old) || (j == old && s.ectr[old] == 0);
         let need_adv = join && !nowait && s.ectr[cur] != 0;
         let room = (cur + 1) % E != old || rel;
-        let f = u64::from(self.flush_now.val());
+        let f = u64::from(
+            self.ha_flush.val() || (self.ev_pre.val() && self.k_ev.val() && !self.fifo_has.val()),
+        );
         s.ectr[cur] += f;
         s.ectr[ae] -= acked;
         s.actr = s.actr + f - acked;
@@ -112,7 +124,7 @@ impl<const W: usize, const A: usize> Epochs<W, A> {
     }
 }
 
-impl<const W: usize, const A: usize> Logic for Epochs<W, A> {
+impl<const W: usize, const WB: usize, const A: usize> Logic for Epochs<W, WB, A> {
     fn update(&mut self) {
         if self.clock.pos_edge() {
             self._s = self.next_state();
@@ -121,7 +133,8 @@ impl<const W: usize, const A: usize> Logic for Epochs<W, A> {
         let n = u(&self.ack_count);
         self.fsm.next = bv(s.fsm.iter().fold(0, |a, m| a | m));
         self.edm.next = bv(s.edm.iter().fold(0, |a, m| a | m));
-        self.edm_nx.next = bv(self.next_state().edm.iter().fold(0, |a, m| a | m));
+        let edm_nx = self.next_state().edm.iter().fold(0, |a, m| a | m);
+        self.edm_w.next = edm_nx >> u(&self.sel_warp) & 1 == 1;
         self.actr.next = bv(s.actr);
         self.actr_z_nx.next = self.next_state().actr == 0;
         self.ep_cur.next = bv(s.cur as u64);
@@ -132,7 +145,7 @@ impl<const W: usize, const A: usize> Logic for Epochs<W, A> {
     fn connect(&mut self) {
         self.fsm.connect();
         self.edm.connect();
-        self.edm_nx.connect();
+        self.edm_w.connect();
         self.actr.connect();
         self.actr_z_nx.connect();
         self.ep_cur.connect();
@@ -148,9 +161,11 @@ reg [{wm}:0] ep_fsm [0:3];
 reg [{wm}:0] ep_edm [0:3];
 reg [1:0] ep_old;
 reg ep_closed;
+wire flush_now = ha_flush | (ev_pre & k_ev & ~fifo_has);
 wire [{am}:0] ectr_ack = ectr[ack_epoch];
 wire [{am}:0] ack_n = {{{{{a3}{{1'b0}}}}, ack_count}};
-wire [{am}:0] acked = (ack_n > ectr_ack) ? ectr_ack : ack_n;
+wire ack_lt = ack_n > ectr_ack;
+wire [{am}:0] acked = ack_lt ? ectr_ack : ack_n;
 wire cur_nz = |ectr[ep_cur];
 wire old_z = ~|ectr[ep_old];
 wire rel = old_z & (ep_old != ep_cur);
@@ -163,31 +178,51 @@ wire room = (ep_cur + 2'd1 != ep_old) | rel;
 // Both candidates are kept as nets: the synthesis of this block sees
 // flush_now as early as any input and would otherwise fold it into the
 // subtractors' carry chains.
-(* keep *) wire [{am}:0] actr_m = actr - acked;
-(* keep *) wire [{am}:0] actr_f = actr_m + {a}'d1;
+// acked = min(ack_n, ectr_ack): ACTR less each of the two (kept nets),
+// from registers (actr_m: less the ack count as presented; am_e: less the
+// epoch's counter, when the ack exceeds it), and the policy and room
+// checks made on both before the min selects (actr_k)
+(* keep *) wire [{am}:0] actr_m = actr - ack_n;
+(* keep *) wire [{am}:0] am_e = actr - ectr_ack;
+(* keep *) wire [{am}:0] actr_k = ack_lt ? am_e : actr_m;
+(* keep *) wire [{am}:0] actr_f = actr_k + {a}'d1;
 {ec}
 // fsm, ep_room and policy_ok are registered from the next-state values
 // (the late flush of this cycle only selects); `ep_full_r` and `pol_no_r`
 // hold their complements so that every register resets to 0, but pol_no_r
 // whose reset value is `lazy` (a constant)
 {fsm_n}wire closed_nx = ep_closed ? ~rel : (need_adv & ~room);
-(* keep *) wire rm_f = ~closed_nx & ~&actr_f;
-(* keep *) wire rm_m = ~closed_nx & ~&actr_m;
-(* keep *) wire pw_f = eager | (~lazy & (actr_f < window));
-(* keep *) wire pw_m = eager | (~lazy & (actr_m < window));
-wire room_nx = flush_now ? rm_f : rm_m;
-wire pol_nx = flush_now ? pw_f : pw_m;
+// with a flush, ACTR was below its maximum (ep_room), so actr_k + 1 does
+// not wrap: all ones after it is actr_k == max - 1, below the window is
+// actr_k < window - 1 (none for window 0)
+wire [{am}:0] win_m1 = window - {a}'d1;
+// (selected by AND-OR: synthesis turns a `?:` of compares into a compare
+// of the selected operand)
+wire mx_n = &actr_m;
+wire mx_e = &am_e;
+wire m1_n = actr_m == {{{{{a1}{{1'b1}}}}, 1'b0}};
+wire m1_e = am_e == {{{{{a1}{{1'b1}}}}, 1'b0}};
+wire lw_n = (actr_m < window);
+wire lw_e = am_e < window;
+wire lf_n = actr_m < win_m1;
+wire lf_e = am_e < win_m1;
+wire rm_f = ~closed_nx & ~((ack_lt & m1_e) | (~ack_lt & m1_n));
+wire rm_m = ~closed_nx & ~((ack_lt & mx_e) | (~ack_lt & mx_n));
+wire pw_f = eager | (~lazy & (window != {a}'d0) & ((ack_lt & lf_e) | (~ack_lt & lf_n)));
+wire pw_m = eager | (~lazy & ((ack_lt & lw_e) | (~ack_lt & lw_n)));
+wire room_nx = (flush_now & rm_f) | (~flush_now & rm_m);
+wire pol_nx = (flush_now & pw_f) | (~flush_now & pw_m);
 reg ep_full_r, pol_no_r;
 always @(*) ep_room = ~ep_full_r;
 always @(*) pol_ok = ~pol_no_r;
 always @(*) edm = ep_edm[0] | ep_edm[1] | ep_edm[2] | ep_edm[3];
 // the EDM masks after this cycle (no input from the request decision)
-{edm_n}always @(*) edm_nx = edm_n0 | edm_n1 | edm_n2 | edm_n3;
+{edm_n}always @(*) edm_w = {edm_w}(ord_join & ~nowait & edm_add[sel_warp]);
 // actr + f - acked == 0, both cases of the (late) flush compared early; a
 // flush starts only below ACTR's maximum, so actr + 1 does not wrap
-(* keep *) wire az_f = actr + {a}'d1 == acked;
-(* keep *) wire az_m = actr == acked;
-always @(*) actr_z_nx = flush_now ? az_f : az_m;
+wire az_f = actr + {a}'d1 == acked;
+wire az_m = actr == acked;
+always @(*) actr_z_nx = (flush_now & az_f) | (~flush_now & az_m);
 always @(*) ack_err = ack_n > ectr_ack;
 
 always @(posedge clock) begin
@@ -198,6 +233,7 @@ always @(posedge clock) begin
             am = A - 1,
             a = A,
             a3 = A - 3,
+            a1 = A - 1,
             wm = W - 1,
             w = W,
             fsm_n = (0..E)
@@ -212,6 +248,9 @@ always @(posedge clock) begin
                     am = A - 1
                 ))
                 .collect::<String>(),
+            edm_w = (0..E)
+                .map(|e| format!("(~(rel & (ep_old == 2'd{e})) & ep_edm[{e}][sel_warp]) | "))
+                .collect::<String>(),
             edm_n = (0..E)
                 .map(|e| format!(
                     "wire [{wm}:0] edm_n{e} = ((rel & (ep_old == 2'd{e})) ? {W}'d0 : ep_edm[{e}]) | ((ord_join & ~nowait & (j == 2'd{e})) ? edm_add : {W}'d0);\n",
@@ -225,7 +264,7 @@ always @(posedge clock) begin
             ));
         }
         v.push_str(
-            "   end else begin\n      actr <= flush_now ? actr_f : actr_m;\n      \
+            "   end else begin\n      actr <= flush_now ? actr_f : actr_k;\n      \
              fsm <= fsm_n0 | fsm_n1 | fsm_n2 | fsm_n3; ep_full_r <= ~room_nx; pol_no_r <= ~pol_nx;\n",
         );
         for e in 0..E {

@@ -7,9 +7,10 @@
 //! keeps the plain 4-slot FIFO (read and write pointers with a wrap bit),
 //! which has the same port behaviour. `flush_ready` is the one input used
 //! unregistered: it only takes the head (a final select). `has_line` is the
-//! busy check of §4.2 over the queued lines.
+//! busy check of §4.2 over the queued lines, a register: computed while
+//! the request is in `r1`, against the lines queued after that cycle.
 
-use crate::blocks::{bv, u};
+use crate::blocks::{bv, ev_local, u, v_ev_local};
 use rust_hdl::core::prelude::*;
 use sbrp_iface::consts::FLUSH_FIFO;
 
@@ -23,6 +24,8 @@ struct State {
     epoch: [u64; F],
     rd: u64,
     wr: u64,
+    /// Some queued flush has the line of the request decided next.
+    has: bool,
 }
 
 impl State {
@@ -37,17 +40,23 @@ pub struct FlushFifo<const W: usize, const LW: usize> {
     pub clock: Signal<In, Clock>,
     pub rst: Signal<In, bool>,
     pub flush_ready: Signal<In, bool>,
-    /// The head entry {`head_line`, `head_warps`} flushes, or the eviction
-    /// of the request's line `q_line` with `ev_warps` (at most one of the two).
-    pub push_head: Signal<In, bool>,
-    pub push_evict: Signal<In, bool>,
+    /// The head action flushes {`head_line`, `head_warps`} (`ha_flush`),
+    /// unless the request's eviction flush of `q_line` with `ev_warps` takes
+    /// the cycle; that flush is recomputed here from its parts
+    /// ([`crate::blocks::ev_local`], with this block's `has_line`).
+    pub ha_flush: Signal<In, bool>,
+    pub ev_pre: Signal<In, bool>,
+    pub k_ev: Signal<In, bool>,
+    pub hl_eq: Signal<In, bool>,
     pub head_line: Signal<In, Bits<LW>>,
     pub head_warps: Signal<In, Bits<W>>,
     pub ev_warps: Signal<In, Bits<W>>,
     /// The epoch both are counted in (`ep_cur`).
     pub push_epoch: Signal<In, Bits<2>>,
-    /// Line of the request in `r2` (busy check, eviction flush).
+    /// Line of the request in `r2` (the eviction flush) and in `r1` (the
+    /// busy check, registered for its decision next cycle).
     pub q_line: Signal<In, Bits<LW>>,
+    pub r1_line: Signal<In, Bits<LW>>,
     pub flush_valid: Signal<Out, bool>,
     pub flush_line: Signal<Out, Bits<LW>>,
     pub flush_warps: Signal<Out, Bits<W>>,
@@ -63,12 +72,19 @@ impl<const W: usize, const LW: usize> FlushFifo<W, LW> {
         if self.rst.val() {
             return State::default();
         }
+        let ha_flush = self.ha_flush.val();
+        let ev = ev_local(
+            self.ev_pre.val(),
+            self.k_ev.val(),
+            self._s.has,
+            ha_flush,
+            self.hl_eq.val(),
+        );
         let mut s = self._s;
         if s.count() > 0 && self.flush_ready.val() {
             s.rd = (s.rd + 1) & 7;
         }
-        let ev = self.push_evict.val();
-        if self.push_head.val() || ev {
+        if ha_flush || ev {
             let i = (s.wr & 3) as usize;
             (s.line[i], s.warps[i]) = if ev {
                 (u(&self.q_line), u(&self.ev_warps))
@@ -79,6 +95,8 @@ impl<const W: usize, const LW: usize> FlushFifo<W, LW> {
             s.epoch[i] = u(&self.push_epoch);
             s.wr = (s.wr + 1) & 7;
         }
+        let l = u(&self.r1_line);
+        s.has = (0..s.count()).any(|a| s.line[((s.rd + a) & 3) as usize] == l);
         s
     }
 }
@@ -98,8 +116,7 @@ impl<const W: usize, const LW: usize> Logic for FlushFifo<W, LW> {
         self.flush_evict.next = v && s.evict[h];
         self.flush_epoch.next = bv(if v { s.epoch[h] } else { 0 });
         self.not_full.next = n < F as u64;
-        let l = u(&self.q_line);
-        self.has_line.next = (0..n).any(|a| s.line[((s.rd + a) & 3) as usize] == l);
+        self.has_line.next = s.has;
     }
     fn connect(&mut self) {
         self.flush_valid.connect();
@@ -124,7 +141,9 @@ reg b_evict [0:2];
 reg [1:0] b_epoch [0:2];
 reg [1:0] rd;
 reg [1:0] n;
-wire push = push_head | push_evict;
+// the request's eviction flush, recomputed here; it takes the head's flush
+wire push_evict = {ev_l};
+wire push = ha_flush | push_evict;
 wire [{lm}:0] p_line = push_evict ? q_line : head_line;
 wire [{wm}:0] p_warps = push_evict ? ev_warps : head_warps;
 // the flush at the head leaves when taken; when not valid n is 0 and both
@@ -139,12 +158,17 @@ wire [1:0] wslot = (rn >= 3'd3) ? rn[1:0] - 2'd3 : rn[1:0];
 wire [1:0] d0 = (rd == 2'd0) ? 2'd0 : (rd == 2'd1) ? 2'd2 : 2'd1;
 wire [1:0] d1 = (rd == 2'd0) ? 2'd1 : (rd == 2'd1) ? 2'd0 : 2'd2;
 wire [1:0] d2 = (rd == 2'd0) ? 2'd2 : (rd == 2'd1) ? 2'd1 : 2'd0;
-wire hit0 = (d0 < n) & (b_line[0] == q_line);
-wire hit1 = (d1 < n) & (b_line[1] == q_line);
-wire hit2 = (d2 < n) & (b_line[2] == q_line);
-wire hith = flush_valid & (flush_line == q_line);
 always @(*) not_full = n != 2'd3;
-always @(*) has_line = hith | hit0 | hit1 | hit2;
+// has_line (busy check, 4.2) is registered while the request is in r1: the
+// lines queued after this cycle's take and push against r1's line; the
+// late eviction flush only selects the pushed line
+wire g0 = (d0 < n) & (b_line[0] == r1_line);
+wire g1 = (d1 < n) & (b_line[1] == r1_line);
+wire g2 = (d2 < n) & (b_line[2] == r1_line);
+wire g_base = g0 | g1 | g2 | (~take & flush_valid & (flush_line == r1_line));
+// (AND-OR, not `?:`, so that synthesis keeps both compares before it)
+wire g_e = q_line == r1_line;
+wire g_n = ha_flush & (head_line == r1_line);
 
 // the head's next value when kept (filled by a push when empty) and when
 // taken (the ring's oldest, else a push, else empty)
@@ -167,7 +191,9 @@ always @(posedge clock) begin
    if (rst) begin
       flush_valid <= 1'b0; flush_line <= {lw}'d0; flush_warps <= {w}'d0;
       flush_evict <= 1'b0; flush_epoch <= 2'd0; rd <= 2'd0; n <= 2'd0;
+      has_line <= 1'b0;
    end else begin
+      has_line <= g_base | (push_evict & g_e) | (~push_evict & g_n);
       flush_valid <= take ? v_take : v_keep;
       flush_line <= take ? l_take : l_keep;
       flush_warps <= take ? w_take : w_keep;
@@ -190,6 +216,7 @@ end
             lw = LW,
             wm = W - 1,
             w = W,
+            ev_l = v_ev_local("has_line"),
         ))
     }
 }

@@ -1,6 +1,7 @@
 //! The PB pointers and the head action (`docs/microarch.md` §4.1, the drain
 //! target of §4.2, the pointer updates of §4.4): registers `head`, `tail`,
-//! `full`, `last_type`, `drain_pend`, `drain_idx`, and `busy`, the
+//! `full`, `last_type`, `drain_pend`, `drain_idx`, the request's `live(k)`
+//! (registered from `r1`'s `k` and the next pointers), and `busy`, the
 //! complement of the `idle` output (§4.4) registered from the next-state
 //! values, so that the port is a flip-flop and an inverter, not an AND of
 //! register bits (0 at reset, like every register: idle).
@@ -11,7 +12,7 @@
 //! flush decided by [`crate::decide::Decide`] cancels a head flush only
 //! (`head_final`): the retirement needs no input from the decision.
 
-use crate::blocks::{bv, mask, u, v_older};
+use crate::blocks::{bv, ev_local, mask, u, v_ev_local, v_older};
 use rust_hdl::core::prelude::*;
 use sbrp_iface::entry_type as ty;
 
@@ -24,6 +25,7 @@ struct State {
     drain_pend: bool,
     drain_idx: u64,
     busy: bool,
+    live_k: bool,
 }
 
 /// Pointers, head action and drain target.
@@ -42,12 +44,19 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     /// After this cycle: `actr == 0` (epochs); `!inv_req && inv_cur == 0` (inval).
     pub actr_z_nx: Signal<In, bool>,
     pub inv_quiet_nx: Signal<In, bool>,
-    // this cycle's request decision
-    pub ev_flush: Signal<In, bool>,
+    // this cycle's request decision; the parts of its eviction flush
+    // ([`crate::blocks::ev_local`]), which cancels a head flush
+    pub ev_pre: Signal<In, bool>,
+    pub k_ev: Signal<In, bool>,
+    pub fifo_has: Signal<In, bool>,
+    pub hl_eq: Signal<In, bool>,
     pub push: Signal<In, bool>,
     pub push_type: Signal<In, Bits<3>>,
     pub tgt: Signal<In, bool>,
     pub tgt_idx: Signal<In, Bits<IW>>,
+    /// `tgt_idx` is `k`; else it is `y` when `tgt_y`, else `tail`.
+    pub tgt_k: Signal<In, bool>,
+    pub tgt_y: Signal<In, bool>,
     /// `k` of the request in `r2` and in `r1`: compared here with the
     /// pointers (see `eq_*`).
     pub k: Signal<In, Bits<IW>>,
@@ -55,7 +64,12 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     // registers
     pub head: Signal<Out, Bits<IW>>,
     pub tail: Signal<Out, Bits<IW>>,
+    /// `tail - 1` (`y` of §4.2), a register kept beside `tail`.
+    pub y: Signal<Out, Bits<IW>>,
     pub full: Signal<Out, bool>,
+    /// `live(k)` of the request in `r2` (§4.2: `k` older than `tail`, or
+    /// full), registered while it was in `r1` against this cycle's pointers.
+    pub live_k: Signal<Out, bool>,
     /// `idle` of §4.4 for the state at the start of the cycle (`~busy`).
     pub idle: Signal<Out, bool>,
     pub last_type: Signal<Out, Bits<3>>,
@@ -77,10 +91,11 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     pub eq_tk1: Signal<Out, bool>,
     pub eq_yk1: Signal<Out, bool>,
     pub eq_kk1: Signal<Out, bool>,
+    /// The pop when an eviction flush takes the cycle (POP or RETIRE); with
+    /// `ha_flush` the blocks that select on the pop recompute it.
+    pub pop_pre: Signal<Out, bool>,
     // after the request (`head_final`)
-    pub pop: Signal<Out, bool>,
     pub retire: Signal<Out, bool>,
-    pub flush_head: Signal<Out, bool>,
     pub fsm_add: Signal<Out, Bits<W>>,
     pub edm_add: Signal<Out, Bits<W>>,
     pub odm_clr: Signal<Out, Bits<W>>,
@@ -142,6 +157,8 @@ impl<const W: usize, const IW: usize, const A: usize> Head<W, IW, A> {
             (s.head + u64::from(pop)) & im,
             (s.tail + u64::from(push)) & im,
         );
+        let age_k1 = u(&self.k1).wrapping_sub(head) & im;
+        let live_k = full || age_k1 < (tail.wrapping_sub(head) & im);
         State {
             head,
             tail,
@@ -154,29 +171,36 @@ impl<const W: usize, const IW: usize, const A: usize> Head<W, IW, A> {
             drain_pend,
             drain_idx,
             busy: full || head != tail || !self.actr_z_nx.val() || !self.inv_quiet_nx.val(),
+            live_k,
         }
     }
 }
 
 impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
     fn update(&mut self) {
-        let a = self.act();
-        let ev = self.ev_flush.val();
-        let pop = a.pop || a.retire || (a.flush && !ev);
         if self.clock.pos_edge() {
-            self._s = self.next_state(pop);
+            let a = self.act();
+            let ev = ev_local(
+                self.ev_pre.val(),
+                self.k_ev.val(),
+                self.fifo_has.val(),
+                a.flush,
+                self.hl_eq.val(),
+            );
+            self._s = self.next_state(a.pop || a.retire || (a.flush && !ev));
         }
         let s = self._s;
         // outputs from the (possibly new) state
         let a = self.act();
-        let pop = a.pop || a.retire || (a.flush && !ev);
         let retire = a.retire;
         let ht = u(&self.h_type) as u8;
         let hw = u(&self.h_warps);
         let sel = |c: bool| if retire && c { hw } else { 0 };
         self.head.next = bv(s.head);
         self.tail.next = bv(s.tail);
+        self.y.next = bv(s.tail.wrapping_sub(1) & mask(IW));
         self.full.next = s.full;
+        self.live_k.next = s.live_k;
         self.idle.next = !s.busy;
         self.last_type.next = bv(s.last_type);
         self.drain_pend.next = s.drain_pend;
@@ -192,9 +216,8 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         self.eq_tk1.next = s.tail == k1;
         self.eq_yk1.next = s.tail.wrapping_sub(1) & im == k1;
         self.eq_kk1.next = k == k1;
-        self.pop.next = pop;
+        self.pop_pre.next = a.pop || a.retire;
         self.retire.next = retire;
-        self.flush_head.next = a.flush && !ev;
         self.fsm_add.next = bv(sel(true));
         self.edm_add.next = bv(sel(ht == ty::DFENCE || ht == ty::REL_DEVICE));
         self.odm_clr.next = bv(sel(ht == ty::DFENCE
@@ -205,7 +228,9 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
     fn connect(&mut self) {
         self.head.connect();
         self.tail.connect();
+        self.y.connect();
         self.full.connect();
+        self.live_k.connect();
         self.idle.connect();
         self.last_type.connect();
         self.drain_pend.connect();
@@ -218,9 +243,8 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         self.eq_tk1.connect();
         self.eq_yk1.connect();
         self.eq_kk1.connect();
-        self.pop.connect();
+        self.pop_pre.connect();
         self.retire.connect();
-        self.flush_head.connect();
         self.fsm_add.connect();
         self.edm_add.connect();
         self.odm_clr.connect();
@@ -242,8 +266,11 @@ wire a_pop = ~empty_w & (h_type == 3'd0);
 wire a_flush = ~empty_w & (h_type == 3'd1) & ~|(h_warps & fsm) & can_flush & (force_dr | policy_ok);
 wire a_retire = ~empty_w & (h_type >= 3'd2);
 // head_final: an eviction flush takes the cycle's flush; pop and retire
-// proceed, so the retirement depends on registers only
-wire f_pop = a_pop | a_retire | (a_flush & ~ev_flush);
+// proceed, so the retirement depends on registers only. The eviction flush
+// is recomputed here from its parts (as in store, warps, epochs, fifo), so
+// that the late decision reaches each block's registers on its own net.
+wire ev_l = {ev_l};
+wire f_pop = a_pop | a_retire | (a_flush & ~ev_l);
 wire f_retire = a_retire;
 wire t_edm = (h_type == 3'd3) | (h_type == 3'd7);
 wire t_inv = (h_type == 3'd3) | (h_type == 3'd6);
@@ -253,9 +280,21 @@ wire t_odm = t_edm | (h_type == 3'd6);
 (* keep *) wire [{im}:0] head_inc = head + {iw}'d1;
 (* keep *) wire dh = head == drain_idx;
 wire pend_after = drain_pend & ~(f_pop & dh);
-wire e_younger = {d_older_e};
+// the drain compare for the three places the target can be (k, y, tail),
+// from registers: the decision only selects
+wire d_k = {d_older_k};
+wire d_y = {d_older_y};
+wire d_t = {d_older_t};
+wire e_younger = (tgt_k & d_k) | (~tgt_k & tgt_y & d_y) | (~tgt_k & ~tgt_y & d_t);
 wire new_tgt = tgt & (~pend_after | e_younger);
 wire [{im}:0] tail_inc = tail + {iw}'d1;
+// live(k) of r1's k next cycle, when it is decided: older than tail now,
+// less the head if it pops, plus tail if this cycle allocates there (full
+// after the push makes every entry live); the late pop only selects
+wire l1 = full | {k1_older_tail};
+(* keep *) wire lk_p = l1 & (k1 != head);
+(* keep *) wire lk_n = l1;
+wire lk_t = push & (tail == k1);
 // idle next cycle: empty after this cycle's push and pop (one entry left
 // and popped, or empty and nothing pushed), nothing counted, no invalidation
 wire empty_nx = ~push & (f_pop ? one_r : empty_w);
@@ -273,9 +312,8 @@ always @(*) eq_kh1 = k == head + {iw}'d1;
 always @(*) eq_tk1 = tail == k1;
 always @(*) eq_yk1 = tail - {iw}'d1 == k1;
 always @(*) eq_kk1 = k == k1;
-always @(*) pop = f_pop;
+always @(*) pop_pre = a_pop | a_retire;
 always @(*) retire = f_retire;
-always @(*) flush_head = a_flush & ~ev_flush;
 always @(*) fsm_add = f_retire ? h_warps : {w}'d0;
 always @(*) edm_add = (f_retire & t_edm) ? h_warps : {w}'d0;
 always @(*) odm_clr = (f_retire & t_odm) ? h_warps : {w}'d0;
@@ -283,15 +321,17 @@ always @(*) inv_add = (f_retire & t_inv) ? h_warps : {w}'d0;
 
 always @(posedge clock) begin
    if (rst) begin
-      head <= {iw}'d0; tail <= {iw}'d0; full <= 1'b0; last_type <= 3'd0;
+      head <= {iw}'d0; tail <= {iw}'d0; y <= {{{iw}{{1'b1}}}}; full <= 1'b0; last_type <= 3'd0;
       drain_pend <= 1'b0; drain_idx <= {iw}'d0; busy <= 1'b0;
-      ne_r <= 1'b0; one_r <= 1'b0;
+      ne_r <= 1'b0; one_r <= 1'b0; live_k <= 1'b0;
    end else begin
+      live_k <= (f_pop ? lk_p : lk_n) | lk_t;
       ne_r <= ~empty_nx; one_r <= one_nx;
       busy <= ~(empty_nx & actr_z_nx & inv_quiet_nx);
       if (f_pop) head <= head_inc;
       if (push) begin
          tail <= tail_inc;
+         y <= tail;
          last_type <= push_type;
       end
       // full = (count + push - pop == N); a push implies not full
@@ -302,7 +342,11 @@ always @(posedge clock) begin
    end
 end
 ",
-            d_older_e = v_older("drain_idx", "tgt_idx", "head"),
+            d_older_k = v_older("drain_idx", "k", "head"),
+            d_older_y = v_older("drain_idx", "y", "head"),
+            d_older_t = v_older("drain_idx", "tail", "head"),
+            k1_older_tail = v_older("k1", "tail", "head"),
+            ev_l = v_ev_local("fifo_has"),
             im = IW - 1,
             iw = IW,
             w = W,

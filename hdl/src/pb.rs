@@ -94,15 +94,13 @@ pub struct SbrpPb<const W: usize, const WB: usize, const IW: usize, const LW: us
     pub pb_line: SyncMem<LW, IW>,
     pub pb_warps: SyncMemMasked<W, IW>,
     pub warps: WarpTables<W, WB, IW>,
-    pub epochs: Epochs<W, A>,
+    pub epochs: Epochs<W, WB, A>,
     pub fifo: FlushFifo<W, LW>,
     pub inval: Inval<W>,
 
     // ---- wires ----
     /// A flush may start: the epochs allow it and the FIFO has room.
     can_flush: Signal<Local, bool>,
-    /// A flush enters the FIFO this cycle.
-    flush_now: Signal<Local, bool>,
 }
 
 impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>
@@ -166,7 +164,6 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
             fifo: Default::default(),
             inval: Default::default(),
             can_flush: Default::default(),
-            flush_now: Default::default(),
         }
     }
 }
@@ -289,16 +286,19 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.store.eq_yk1.next = self.head_ctl.eq_yk1.val();
         self.store.eq_kk1.next = self.head_ctl.eq_kk1.val();
         self.store.wr_coal.next = self.decide.wr_coal.val();
-        self.store.ev_flush.next = self.decide.ev_flush.val();
         self.store.sp_type.next = self.decide.sp_type.val();
         self.store.sp_line.next = self.decide.sp_line.val();
         self.store.wr_at_tail.next = self.decide.wr_at_tail.val();
         self.store.wr_at_y.next = self.decide.wr_at_y.val();
         self.store.q_line.next = self.pipe.r2_line.val();
+        self.store.r1_line.next = self.pipe.r1_line.val();
         self.store.fsm.next = self.epochs.fsm.val();
         self.store.ob.next = self.warps.ob.val();
         self.store.head.next = self.head_ctl.head.val();
-        self.store.pop.next = self.head_ctl.pop.val();
+        self.store.pop_pre.next = self.head_ctl.pop_pre.val();
+        self.store.ha_flush.next = self.head_ctl.ha_flush.val();
+        self.store.ev_pre.next = self.decide.ev_pre.val();
+        self.store.fifo_has.next = self.fifo.has_line.val();
         self.store.wr_type_en.next = self.decide.wr_type_en.val();
         self.store.wr_line_en.next = self.decide.wr_line_en.val();
         self.store.wr_warps_en.next = self.decide.wr_warps_en.val();
@@ -328,11 +328,16 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.head_ctl.drainq.next = self.pipe.drainq.val();
         self.head_ctl.actr_z_nx.next = self.epochs.actr_z_nx.val();
         self.head_ctl.inv_quiet_nx.next = self.inval.inv_quiet_nx.val();
-        self.head_ctl.ev_flush.next = self.decide.ev_flush.val();
+        self.head_ctl.ev_pre.next = self.decide.ev_pre.val();
+        self.head_ctl.k_ev.next = self.store.k_ev.val();
+        self.head_ctl.fifo_has.next = self.fifo.has_line.val();
+        self.head_ctl.hl_eq.next = self.store.hl_eq.val();
         self.head_ctl.push.next = self.decide.push.val();
         self.head_ctl.push_type.next = self.decide.push_type.val();
         self.head_ctl.tgt.next = self.decide.tgt.val();
         self.head_ctl.tgt_idx.next = self.decide.tgt_idx.val();
+        self.head_ctl.tgt_k.next = self.decide.tgt_k.val();
+        self.head_ctl.tgt_y.next = self.decide.oq_y.val();
 
         // ---- request decision (4.2) ----
         self.decide.r2_valid.next = self.pipe.r2_valid.val();
@@ -347,7 +352,9 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.decide.one.next = self.head_ctl.one.val();
         self.decide.head.next = self.head_ctl.head.val();
         self.decide.tail.next = self.head_ctl.tail.val();
+        self.decide.y.next = self.head_ctl.y.val();
         self.decide.full.next = self.head_ctl.full.val();
+        self.decide.live_k.next = self.head_ctl.live_k.val();
         self.decide.last_type.next = self.head_ctl.last_type.val();
         self.decide.can_flush.next = self.can_flush.val();
         self.decide.fifo_has.next = self.fifo.has_line.val();
@@ -366,7 +373,12 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.warps.q_warp.next = self.decide.warp_idx.val();
         self.warps.k.next = self.pipe.r2_pbidx.val();
         self.warps.retire.next = self.head_ctl.retire.val();
-        self.warps.pop.next = self.head_ctl.pop.val();
+        self.warps.pop_pre.next = self.head_ctl.pop_pre.val();
+        self.warps.ha_flush.next = self.head_ctl.ha_flush.val();
+        self.warps.ev_pre.next = self.decide.ev_pre.val();
+        self.warps.k_ev.next = self.store.k_ev.val();
+        self.warps.fifo_has.next = self.fifo.has_line.val();
+        self.warps.hl_eq.next = self.store.hl_eq.val();
         self.warps.push.next = self.decide.oq_push.val();
         self.warps.push_idx.next = self.decide.oq_idx.val();
         self.warps.wait_set.next = self.decide.wait_set.val();
@@ -374,14 +386,18 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.warps.odm_clr.next = self.head_ctl.odm_clr.val();
         self.warps.sel_warp.next = self.pipe.r1_wsel.val();
         self.warps.odm_req.next = self.decide.odm_req.val();
-        self.warps.ext_nx.next = self.epochs.edm_nx.val() | self.inval.stall_nx.val();
+        self.warps.ext_nx.next = self.inval.stall_nx.val();
+        self.warps.edm_w.next = self.epochs.edm_w.val();
+        self.epochs.sel_warp.next = self.pipe.r1_wsel.val();
         self.warps.k1.next = self.pipe.r1_pbidx.val();
         self.warps.tail.next = self.head_ctl.tail.val();
         self.warps.oq_y.next = self.decide.oq_y.val();
 
         // ---- epochs (4.3) ----
-        self.flush_now.next = self.head_ctl.flush_head.val() || self.decide.ev_flush.val();
-        self.epochs.flush_now.next = self.flush_now.val();
+        self.epochs.ha_flush.next = self.head_ctl.ha_flush.val();
+        self.epochs.ev_pre.next = self.decide.ev_pre.val();
+        self.epochs.k_ev.next = self.store.k_ev.val();
+        self.epochs.fifo_has.next = self.fifo.has_line.val();
         self.epochs.ack_count.next = self.pipe.ackq_count.val();
         self.epochs.ack_epoch.next = self.pipe.ackq_epoch.val();
         self.epochs.ord_join.next = self.head_ctl.retire.val();
@@ -393,13 +409,16 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
 
         // ---- flush FIFO: the head drain or the eviction ----
         self.fifo.flush_ready.next = self.flush_ready.val();
-        self.fifo.push_head.next = self.head_ctl.flush_head.val();
-        self.fifo.push_evict.next = self.decide.ev_flush.val();
+        self.fifo.ha_flush.next = self.head_ctl.ha_flush.val();
+        self.fifo.ev_pre.next = self.decide.ev_pre.val();
+        self.fifo.k_ev.next = self.store.k_ev.val();
+        self.fifo.hl_eq.next = self.store.hl_eq.val();
         self.fifo.head_line.next = self.store.h_line.val();
         self.fifo.head_warps.next = self.store.h_warps.val();
         self.fifo.ev_warps.next = self.store.k_warps.val();
         self.fifo.push_epoch.next = self.epochs.ep_cur.val();
         self.fifo.q_line.next = self.pipe.r2_line.val();
+        self.fifo.r1_line.next = self.pipe.r1_line.val();
 
         // ---- invalidation ----
         self.inval.doneq.next = self.pipe.doneq.val();

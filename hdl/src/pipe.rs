@@ -59,6 +59,8 @@ pub struct ReqPipe<const WB: usize, const LW: usize, const IW: usize> {
     pub err_warp: Signal<In, bool>,
     pub req_ready: Signal<Out, bool>,
     pub r1_pbidx: Signal<Out, Bits<IW>>,
+    /// `r1`'s line: the busy check of its decision is registered against it.
+    pub r1_line: Signal<Out, Bits<LW>>,
     /// `r1`'s warp inside the unit (low WB bits): the per-warp values of
     /// its decision are selected now.
     pub r1_wsel: Signal<Out, Bits<WB>>,
@@ -124,6 +126,7 @@ impl<const WB: usize, const LW: usize, const IW: usize> Logic for ReqPipe<WB, LW
         let s = self._s;
         self.req_ready.next = s.ready;
         self.r1_pbidx.next = bv(s.r1.pbidx);
+        self.r1_line.next = bv(s.r1.line);
         self.r1_wsel.next = bv(s.r1.warp);
         self.r2_valid.next = s.r2.valid;
         self.r2_op.next = bv(s.r2.op);
@@ -144,6 +147,7 @@ impl<const WB: usize, const LW: usize, const IW: usize> Logic for ReqPipe<WB, LW
     fn connect(&mut self) {
         self.req_ready.connect();
         self.r1_pbidx.connect();
+        self.r1_line.connect();
         self.r1_wsel.connect();
         self.r2_valid.connect();
         self.r2_op.connect();
@@ -164,11 +168,11 @@ impl<const WB: usize, const LW: usize, const IW: usize> Logic for ReqPipe<WB, LW
     fn hdl(&self) -> Verilog {
         Verilog::Custom(format!(
             "\
-// r1 fields other than pbidx (pbidx is the k read address, a port)
+// r1 fields other than pbidx and line (ports: the k read address, the
+// line of the registered busy check)
 reg r1_valid;
 reg [2:0] r1_op;
 reg [5:0] r1_warp;
-reg [{lm}:0] r1_line;
 reg r1_pbv;
 wire taken = req_valid & req_ready;
 // the warp whose per-warp values are selected for the next decision
@@ -201,7 +205,6 @@ always @(posedge clock) begin
 end
 ",
             wbm = WB - 1,
-            lm = LW - 1,
             lw = LW,
             iw = IW
         ))

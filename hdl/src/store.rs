@@ -19,7 +19,7 @@
 //!
 //! At most one memory read lies on any register-to-register path.
 
-use crate::blocks::{bv, mask, u};
+use crate::blocks::{bv, ev_local, mask, u, v_ev_local};
 use rust_hdl::core::prelude::*;
 
 /// One PB entry's words.
@@ -71,6 +71,8 @@ struct State {
     pf: u64,
     /// `r2`'s k (`k1` of the previous cycle, as the request pipeline).
     k: u64,
+    /// The head entry's line is `r2`'s (registered from `r1`'s).
+    hl_eq: bool,
 }
 
 /// Memory write queue, forwarding and head staging.
@@ -94,11 +96,20 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     /// The request's line (`r2.line`), the FSM and, per warp, "oldest live
     /// ordering entry older than k" (`warps`' `ob`): entry k's checks.
     pub q_line: Signal<In, Bits<LW>>,
+    /// `r1`'s line: `hl_eq` is registered against it.
+    pub r1_line: Signal<In, Bits<LW>>,
     pub fsm: Signal<In, Bits<W>>,
     pub ob: Signal<In, Bits<W>>,
     pub head: Signal<In, Bits<IW>>,
-    /// The head entry leaves this cycle.
-    pub pop: Signal<In, bool>,
+    /// The head entry leaves this cycle: the head action's pop without
+    /// (`pop_pre`) and with (`ha_flush`) its flush, which the request's
+    /// eviction flush cancels; that flush is recomputed here from its parts
+    /// ([`crate::blocks::ev_local`]: `ev_pre`, `fifo_has`, and this block's
+    /// `k_ev`, `hl_eq`), so that the pop is a net of this block.
+    pub pop_pre: Signal<In, bool>,
+    pub ha_flush: Signal<In, bool>,
+    pub ev_pre: Signal<In, bool>,
+    pub fifo_has: Signal<In, bool>,
     // this cycle's write (from the decision)
     pub wr_type_en: Signal<In, bool>,
     pub wr_line_en: Signal<In, bool>,
@@ -113,7 +124,6 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     /// eviction's hole at `k`; an allocation's type and line (from the
     /// opcode, whether or not it allocates).
     pub wr_coal: Signal<In, bool>,
-    pub ev_flush: Signal<In, bool>,
     pub sp_type: Signal<In, Bits<3>>,
     pub sp_line: Signal<In, Bits<LW>>,
     pub wr_type: Signal<In, Bits<3>>,
@@ -146,6 +156,12 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     pub k_warps: Signal<Out, Bits<W>>,
     pub k_fsm: Signal<Out, bool>,
     pub k_older: Signal<Out, bool>,
+    /// Entry `k` may be flushed by an eviction: a persist of the line, none
+    /// of its warps in FSM or with an older ordering entry.
+    pub k_ev: Signal<Out, bool>,
+    /// The head entry's line is the request's (`h_line == q_line`),
+    /// registered while the request was in `r1`.
+    pub hl_eq: Signal<Out, bool>,
     /// The head entry (`st0`).
     pub h_type: Signal<Out, Bits<3>>,
     pub h_line: Signal<Out, Bits<LW>>,
@@ -173,6 +189,23 @@ impl<const W: usize, const IW: usize, const LW: usize> PbStore<W, IW, LW> {
             warps: u(&self.rdk_warps),
         }
     }
+    /// Entry `k`'s checks for the decision: (persist, of the line, warps,
+    /// one in FSM, one with an older ordering entry).
+    fn k_checks(&self) -> (bool, bool, u64, bool, bool) {
+        let k = self.fwd(self.rdk(), self._s.k);
+        (
+            k.ty == u64::from(sbrp_iface::entry_type::PERSIST),
+            k.line == u(&self.q_line),
+            k.warps,
+            k.warps & u(&self.fsm) != 0,
+            k.warps & u(&self.ob) != 0,
+        )
+    }
+    /// (`k_ev`, `hl_eq`)
+    fn ev_parts(&self) -> (bool, bool) {
+        let (persist, leq, _, fsm, older) = self.k_checks();
+        (persist && leq && !fsm && !older, self._s.hl_eq)
+    }
     fn next_state(&self) -> State {
         if self.rst.val() {
             return State {
@@ -199,19 +232,30 @@ impl<const W: usize, const IW: usize, const LW: usize> PbStore<W, IW, LW> {
             warps: u(&self.wr_warps),
             mask: u(&self.wr_mask),
         };
-        let pop = self.pop.val();
+        let (k_ev, hl_eq) = self.ev_parts();
+        let ha_flush = self.ha_flush.val();
+        let ev = ev_local(
+            self.ev_pre.val(),
+            k_ev,
+            self.fifo_has.val(),
+            ha_flush,
+            hl_eq,
+        );
+        let pop = self.pop_pre.val() || (ha_flush && !ev);
+        let st0 = if pop {
+            w.apply(st1_eff, h1)
+        } else {
+            w.apply(s.st0, head)
+        };
         State {
             wq1: w,
             wq2: s.wq1,
-            st0: if pop {
-                w.apply(st1_eff, h1)
-            } else {
-                w.apply(s.st0, head)
-            },
+            st0,
             st1: w.apply(st1_eff, h1),
             popped: pop,
             pf: (s.pf + u64::from(pop)) & im,
             k: u(&self.k1),
+            hl_eq: st0.line == u(&self.r1_line),
         }
     }
 }
@@ -222,7 +266,8 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
             self._s = self.next_state();
         }
         let s = self._s;
-        let k = self.fwd(self.rdk(), s.k);
+        let (persist, leq, warps, fsm, older) = self.k_checks();
+        let (k_ev, hl_eq) = self.ev_parts();
         self.pf.next = bv(s.pf);
         self.m_type_we.next = s.wq1.te;
         self.m_line_we.next = s.wq1.le;
@@ -232,11 +277,13 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
         self.m_line_wd.next = bv(s.wq1.line);
         self.m_warps_wd.next = bv(s.wq1.warps);
         self.m_warps_wm.next = bv(s.wq1.mask);
-        self.k_persist.next = k.ty == u64::from(sbrp_iface::entry_type::PERSIST);
-        self.k_leq.next = k.line == u(&self.q_line);
-        self.k_warps.next = bv(k.warps);
-        self.k_fsm.next = k.warps & u(&self.fsm) != 0;
-        self.k_older.next = k.warps & u(&self.ob) != 0;
+        self.k_persist.next = persist;
+        self.k_leq.next = leq;
+        self.k_warps.next = bv(warps);
+        self.k_fsm.next = fsm;
+        self.k_older.next = older;
+        self.k_ev.next = k_ev;
+        self.hl_eq.next = hl_eq;
         self.h_type.next = bv(s.st0.ty);
         self.h_line.next = bv(s.st0.line);
         self.h_warps.next = bv(s.st0.warps);
@@ -256,6 +303,8 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
         self.k_warps.connect();
         self.k_fsm.connect();
         self.k_older.connect();
+        self.k_ev.connect();
+        self.hl_eq.connect();
         self.h_type.connect();
         self.h_line.connect();
         self.h_warps.connect();
@@ -323,13 +372,36 @@ wire h2l = m2_le & mk2;
 wire kf1 = m_warps_we & mk1;
 wire kf2 = m2_we & mk2 & ~(kf1 & m1_full);
 wire kfb = ~(m2_we & mk2 & m2_full) & ~(kf1 & m1_full);
-always @(*) k_persist = h1t ? (m_type_wd == 3'd1) : h2t ? (m2_type == 3'd1) : (rdk_type == 3'd1);
-always @(*) k_leq = h1l ? (m_line_wd == q_line) : h2l ? (m2_line == q_line) : (rdk_line == q_line);
+// each check is made on the three sources and selected by AND-OR: a `?:`
+// of compares is turned by synthesis (opt_share) into a compare of the
+// selected word, behind the select
+wire kl0 = rdk_line == q_line;
+wire kl1 = m_line_wd == q_line;
+wire kl2 = m2_line == q_line;
+wire s1t = h1t;
+wire s2t = ~h1t & h2t;
+wire s0t = ~h1t & ~h2t;
+wire s1l = h1l;
+wire s2l = ~h1l & h2l;
+wire s0l = ~h1l & ~h2l;
+(* keep *) wire kf0_fsm = |(rdk_warps & fsm);
+(* keep *) wire kf1_fsm = |(m_warps_wd & fsm);
+(* keep *) wire kf2_fsm = |(m2_warps & fsm);
+(* keep *) wire kf0_ob = |(rdk_warps & ob);
+(* keep *) wire kf1_ob = |(m_warps_wd & ob);
+(* keep *) wire kf2_ob = |(m2_warps & ob);
+always @(*) k_persist = (s1t & (m_type_wd == 3'd1)) | (s2t & (m2_type == 3'd1)) | (s0t & (rdk_type == 3'd1));
+always @(*) k_leq = (s1l & kl1) | (s2l & kl2) | (s0l & kl0);
 always @(*) k_warps = ({{{w}{{kfb}}}} & rdk_warps) | ({{{w}{{kf2}}}} & m2_warps) | ({{{w}{{kf1}}}} & m_warps_wd);
-always @(*) k_fsm = (kfb & |(rdk_warps & fsm)) | (kf2 & |(m2_warps & fsm)) | (kf1 & |(m_warps_wd & fsm));
-always @(*) k_older = (kfb & |(rdk_warps & ob)) | (kf2 & |(m2_warps & ob)) | (kf1 & |(m_warps_wd & ob));
+always @(*) k_fsm = (kfb & kf0_fsm) | (kf2 & kf2_fsm) | (kf1 & kf1_fsm);
+always @(*) k_older = (kfb & kf0_ob) | (kf2 & kf2_ob) | (kf1 & kf1_ob);
+always @(*) k_ev = k_persist & k_leq & ~k_older & ~k_fsm;
+// the pop of this cycle, with the request's eviction flush recomputed here
+wire ev_l = {ev_l};
+wire pop = pop_pre | (ha_flush & ~ev_l);
 ",
             w = W,
+            ev_l = v_ev_local("fifo_has"),
         ));
         // entry head+1 after a pop: port 0 forwarded
         v.push_str(&fwd("a", "m2_addr == h1", "m_wa == h1"));
@@ -354,12 +426,17 @@ wire ch0 = wr_coal & (wr_at_y ? one : eq_kh);
 wire ch1 = wr_coal & (wr_at_y ? two : eq_kh1);
 // the staging's next values for both outcomes of the (late) pop are kept
 // as nets, so that synthesis leaves the pop a final select
-(* keep *) wire [2:0] n0_t = (ev_flush & eq_kh) ? 3'd0 : empty ? sp_type : st0_t;
+(* keep *) wire [2:0] n0_t = (ev_l & eq_kh) ? 3'd0 : empty ? sp_type : st0_t;
 (* keep *) wire [{lm}:0] n0_l = empty ? sp_line : st0_l;
 (* keep *) wire [{wm}:0] n0_w = (empty ? wr_warps : st0_w) | ({{{w}{{ch0}}}} & wr_warps);
-(* keep *) wire [2:0] n1_t = (ev_flush & eq_kh1) ? 3'd0 : one ? sp_type : s1_t;
+(* keep *) wire [2:0] n1_t = (ev_l & eq_kh1) ? 3'd0 : one ? sp_type : s1_t;
 (* keep *) wire [{lm}:0] n1_l = one ? sp_line : s1_l;
 (* keep *) wire [{wm}:0] n1_w = (one ? wr_warps : s1_w) | ({{{w}{{ch1}}}} & wr_warps);
+// hl_eq (the busy check's head term, 4.2) for r1's request, decided next
+// cycle: the next head line against r1's line, for both outcomes of the pop
+// (AND-OR select: see the checks of k)
+wire hq0 = n0_l == r1_line;
+wire hq1 = n1_l == r1_line;
 ",
             lm = LW - 1,
             wm = W - 1,
@@ -376,6 +453,7 @@ always @(posedge clock) begin
       h_type <= 3'd0; h_line <= {lw}'d0; h_warps <= {w}'d0;
       st1_t <= 3'd0; st1_l <= {lw}'d0; st1_w <= {w}'d0;
       popped <= 1'b0; pf <= {iw}'d2; pf1 <= {iw}'d3; mk1 <= 1'b0; mk2 <= 1'b0;
+      hl_eq <= 1'b0;
       m1_full <= 1'b0; m2_full <= 1'b0;
    end else begin
       mk1 <= mk1_n; mk2 <= m_wa == k1; m1_full <= wr_at_tail; m2_full <= m1_full;
@@ -393,6 +471,7 @@ always @(posedge clock) begin
       end
       st1_t <= n1_t; st1_l <= n1_l; st1_w <= n1_w;
       popped <= pop;
+      hl_eq <= (pop & hq1) | (~pop & hq0);
       if (pop) begin
          pf <= pf1;
          pf1 <= pf2;

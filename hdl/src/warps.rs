@@ -21,7 +21,7 @@
 //! k" is registered (`ob`) against the next cycle's queues and head; `store`
 //! ANDs it with the warps of entry `k` and ORs the result (`k_older`).
 
-use crate::blocks::{bv, mask, u, v_older};
+use crate::blocks::{bv, ev_local, mask, u, v_ev_local, v_older};
 use rust_hdl::core::prelude::*;
 
 #[derive(Clone, Debug, Default)]
@@ -70,8 +70,16 @@ pub struct WarpTables<const W: usize, const WB: usize, const IW: usize> {
     pub k: Signal<In, Bits<IW>>,
     /// An ordering entry retires at the head: warps whose oldest entry it is pop.
     pub retire: Signal<In, bool>,
-    /// The head entry leaves: entry waits on it end.
-    pub pop: Signal<In, bool>,
+    /// The head entry leaves (entry waits on it end): the head action's pop
+    /// without (`pop_pre`) and with (`ha_flush`) its flush, which the
+    /// request's eviction flush cancels, recomputed here from its parts
+    /// ([`crate::blocks::ev_local`]).
+    pub pop_pre: Signal<In, bool>,
+    pub ha_flush: Signal<In, bool>,
+    pub ev_pre: Signal<In, bool>,
+    pub k_ev: Signal<In, bool>,
+    pub fifo_has: Signal<In, bool>,
+    pub hl_eq: Signal<In, bool>,
     /// Push `push_idx` on the request warp's queue.
     pub push: Signal<In, bool>,
     pub push_idx: Signal<In, Bits<IW>>,
@@ -83,8 +91,10 @@ pub struct WarpTables<const W: usize, const WB: usize, const IW: usize> {
     pub sel_warp: Signal<In, Bits<WB>>,
     /// The request's warp enters ODM this cycle (`odm_set` as one bit).
     pub odm_req: Signal<In, bool>,
-    /// Next-cycle EDM (epochs) and invalidation masks: the rest of `stall'`.
+    /// Next-cycle invalidation masks, and the next-cycle EDM bit of
+    /// `sel_warp` (epochs): the rest of `stall'`.
     pub ext_nx: Signal<In, Bits<W>>,
+    pub edm_w: Signal<In, bool>,
     /// `r1`'s entry k (the eviction check's k next cycle), `tail`, and
     /// whether this cycle's push names `y = tail - 1` (else `tail`).
     pub k1: Signal<In, Bits<IW>>,
@@ -113,7 +123,12 @@ impl<const W: usize, const WB: usize, const IW: usize> Default for WarpTables<W,
             q_warp: Default::default(),
             k: Default::default(),
             retire: Default::default(),
-            pop: Default::default(),
+            pop_pre: Default::default(),
+            ha_flush: Default::default(),
+            ev_pre: Default::default(),
+            k_ev: Default::default(),
+            fifo_has: Default::default(),
+            hl_eq: Default::default(),
             push: Default::default(),
             push_idx: Default::default(),
             wait_set: Default::default(),
@@ -122,6 +137,7 @@ impl<const W: usize, const WB: usize, const IW: usize> Default for WarpTables<W,
             sel_warp: Default::default(),
             odm_req: Default::default(),
             ext_nx: Default::default(),
+            edm_w: Default::default(),
             k1: Default::default(),
             tail: Default::default(),
             oq_y: Default::default(),
@@ -138,6 +154,19 @@ impl<const W: usize, const WB: usize, const IW: usize> Default for WarpTables<W,
 }
 
 impl<const W: usize, const WB: usize, const IW: usize> WarpTables<W, WB, IW> {
+    /// The head entry leaves this cycle (`head_final != NONE`).
+    fn pop(&self) -> bool {
+        let ha_flush = self.ha_flush.val();
+        let ev = ev_local(
+            self.ev_pre.val(),
+            self.k_ev.val(),
+            self.fifo_has.val(),
+            ha_flush,
+            self.hl_eq.val(),
+        );
+        self.pop_pre.val() || (ha_flush && !ev)
+    }
+
     fn next_state(&self) -> State {
         if self.rst.val() {
             return State::new(W);
@@ -160,7 +189,7 @@ impl<const W: usize, const WB: usize, const IW: usize> WarpTables<W, WB, IW> {
                 }
                 s.oq_n[i] += 1;
             }
-            if self.pop.val() && s.wait_ent >> i & 1 == 1 && s.wait_idx[i] == head {
+            if self.pop() && s.wait_ent >> i & 1 == 1 && s.wait_idx[i] == head {
                 s.wait_ent &= !(1 << i);
             }
             if self.wait_set.val() && i == w {
@@ -171,7 +200,7 @@ impl<const W: usize, const WB: usize, const IW: usize> WarpTables<W, WB, IW> {
         s.odm = (s.odm & !u(&self.odm_clr)) | u(&self.odm_set);
         // eviction check of r1's k against the queues and head of next cycle
         let im = mask(IW);
-        let head_n = (head + u64::from(self.pop.val())) & im;
+        let head_n = (head + u64::from(self.pop())) & im;
         let age_k = u(&self.k1).wrapping_sub(head_n) & im;
         s.ob = (0..W)
             .filter(|&i| s.oq_n[i] != 0 && (s.oq0[i].wrapping_sub(head_n) & im) < age_k)
@@ -195,10 +224,12 @@ impl<const W: usize, const WB: usize, const IW: usize> WarpTables<W, WB, IW> {
         let weq = s.wait_idx[w1] == head;
         let bit = |m: u64| m >> w1 & 1 == 1;
         let wait_ent = bit(s.wait_ent);
-        let stay =
-            (bit(s.odm) && !bit(u(&self.odm_clr))) || bit(u(&self.ext_nx)) || (wait_ent && !weq);
+        let stay = (bit(s.odm) && !bit(u(&self.odm_clr)))
+            || bit(u(&self.ext_nx))
+            || self.edm_w.val()
+            || (wait_ent && !weq);
         s.sel_stall = stay
-            || (wait_ent && weq && !self.pop.val())
+            || (wait_ent && weq && !self.pop())
             || (same && (self.odm_req.val() || self.wait_set.val()));
         s.sel_yq_valid = push || n1 != 0;
         s.sel_yq_idx = if push { u(&self.push_idx) } else { ya };
@@ -237,6 +268,9 @@ reg [{im}:0] oq0 [0:{wm}];
 reg [{im}:0] oq1 [0:{wm}];
 reg [{im}:0] wait_idx [0:{wm}];
 wire [{wbm}:0] w = q_warp;
+// the pop of this cycle, with the request's eviction flush recomputed here
+wire ev_l = {ev_l};
+wire pop = pop_pre | (ha_flush & ~ev_l);
 wire [{wm}:0] wsel = {{{{{wm}{{1'b0}}}}, 1'b1}} << w;
 // ob[g]: warp g's oldest live ordering entry is older than r1's k at the
 // start of next cycle, when r1's request is decided (eviction check, 4.2)
@@ -313,7 +347,7 @@ wire [1:0] s_n1 = s_n - {{1'b0, s_pop}};
 wire [{im}:0] s_ya = ((s_n1 == 2'd2) | s_pop) ? s_q1 : s_q0;
 wire s_push = push & same;
 // its stall bit after this cycle, with and without the (late) pop
-(* keep *) wire ws_p = st_keep[w1] | (same & (odm_req | wait_set));
+(* keep *) wire ws_p = st_keep[w1] | edm_w | (same & (odm_req | wait_set));
 (* keep *) wire ws_n = ws_p | st_endp[w1];
 always @(posedge clock) begin
    if (rst) begin
@@ -327,6 +361,7 @@ always @(posedge clock) begin
 end
 ",
             py0 = v_older("yy", "k1", "head"),
+            ev_l = v_ev_local("fifo_has"),
             pt0 = v_older("tail", "k1", "head"),
             c0 = v_older("oq0[g]", "k1", "head"),
             c1 = v_older("oq1[g]", "k1", "head"),
