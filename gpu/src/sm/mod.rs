@@ -33,7 +33,6 @@ use crate::stats::SmStats;
 use coalesce::coalesce;
 use events::EV_TIMER;
 use l1::L1;
-use steps::Step;
 pub use warp::{Cause, Phase, WState, Warp, CAUSES};
 
 /// Everything outside the SM it acts on.
@@ -249,11 +248,9 @@ impl Sm {
                 WState::WaitStall { .. } => m.waitstall |= b,
                 WState::Steps => {
                     m.steps |= b;
-                    match warp.steps.get(warp.step_i) {
-                        Some(Step::WaitPm) => m.wait_pm |= b,
-                        Some(Step::WaitAll) => m.wait_all |= b,
-                        _ => {}
-                    }
+                    let (pm, all) = steps::wait_bits(warp);
+                    m.wait_pm |= (pm as u64) << w;
+                    m.wait_all |= (all as u64) << w;
                 }
                 _ => {}
             }

@@ -64,6 +64,20 @@ pub fn epoch_steps(model: Model, i: &Instr) -> Option<&'static [Step]> {
     })
 }
 
+/// Whether warp `w` is in `Steps` at a step that waits for PM writes
+/// (`WaitPm`), and at one that waits for every write (`WaitAll`): its
+/// bits of the wait masks.
+pub(super) fn wait_bits(w: &Warp) -> (bool, bool) {
+    if w.state() != WState::Steps {
+        return (false, false);
+    }
+    match w.steps.get(w.step_i) {
+        Some(Step::WaitPm) => (true, false),
+        Some(Step::WaitAll) => (false, true),
+        _ => (false, false),
+    }
+}
+
 impl Sm {
     /// Warps whose current step waits for acknowledgements still
     /// outstanding.
@@ -75,17 +89,10 @@ impl Sm {
     /// (its state is `Steps`).
     pub(super) fn sync_wait(&mut self, w: usize) {
         let b = 1u64 << w;
+        let (pm, all) = wait_bits(&self.warps[w]);
         let m = &mut self.masks;
-        m.wait_pm &= !b;
-        m.wait_all &= !b;
-        let warp = &self.warps[w];
-        if warp.state() == WState::Steps {
-            match warp.steps.get(warp.step_i) {
-                Some(Step::WaitPm) => m.wait_pm |= b,
-                Some(Step::WaitAll) => m.wait_all |= b,
-                _ => {}
-            }
-        }
+        m.wait_pm = m.wait_pm & !b | (pm as u64) << w;
+        m.wait_all = m.wait_all & !b | (all as u64) << w;
     }
 
     /// When the warp's current step, waiting for acknowledgements, can go
