@@ -11,6 +11,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::line_index::LineIndex;
+
 /// A multiplicative hasher for line numbers (the default SipHash costs more
 /// than the rest of a lookup).
 #[derive(Default)]
@@ -69,7 +71,7 @@ impl Line {
 /// The L1 of one SM.
 pub struct L1 {
     pub lines: Vec<Line>,
-    map: LineMap<u32>,
+    map: LineIndex,
     assoc: u32,
     sets: u32,
     /// LRU list per set: head = most recent, tail = least.
@@ -109,7 +111,7 @@ impl L1 {
         let sets = (lines / assoc).max(1);
         let mut l1 = L1 {
             lines: vec![Line::default(); lines as usize],
-            map: LineMap::default(),
+            map: LineIndex::new(lines as usize),
             assoc,
             sets,
             head: vec![NIL; sets as usize],
@@ -205,15 +207,15 @@ impl L1 {
     }
 
     pub fn lookup(&self, line: u64) -> Lookup {
-        match self.map.get(&line) {
-            Some(&s) if self.live(&self.lines[s as usize]) => Lookup::Hit(s as usize),
+        match self.map.get(line) {
+            Some(s) if self.live(&self.lines[s as usize]) => Lookup::Hit(s as usize),
             _ => Lookup::Miss,
         }
     }
 
     /// The slot holding `line`, live or not (a stale copy is reused in place).
     pub fn slot_of(&self, line: u64) -> Option<usize> {
-        self.map.get(&line).map(|&s| s as usize)
+        self.map.get(line).map(|s| s as usize)
     }
 
     /// The way to replace for `line`: its own stale slot, else the least
@@ -257,9 +259,9 @@ impl L1 {
     pub fn install(&mut self, slot: usize, line: u64, pm: bool) {
         debug_assert!(!self.lines[slot].is_dirty());
         let old = &self.lines[slot];
-        if old.valid && self.map.get(&old.tag) == Some(&(slot as u32)) {
+        if old.valid && self.map.get(old.tag) == Some(slot as u32) {
             let t = old.tag;
-            self.map.remove(&t);
+            self.map.remove(t);
         }
         let (gp, ga) = (self.gen_pm, self.gen_all);
         let l = &mut self.lines[slot];
@@ -298,9 +300,9 @@ impl L1 {
     pub fn drop_line(&mut self, slot: usize) {
         debug_assert!(!self.lines[slot].is_dirty());
         let l = &mut self.lines[slot];
-        if l.valid && self.map.get(&l.tag) == Some(&(slot as u32)) {
+        if l.valid && self.map.get(l.tag) == Some(slot as u32) {
             let t = l.tag;
-            self.map.remove(&t);
+            self.map.remove(t);
         }
         let l = &mut self.lines[slot];
         l.valid = false;
@@ -424,8 +426,8 @@ impl L1 {
                 let slot = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let t = self.lines[slot].tag;
-                if self.map.get(&t) == Some(&(slot as u32)) {
-                    self.map.remove(&t);
+                if self.map.get(t) == Some(slot as u32) {
+                    self.map.remove(t);
                 }
                 let l = &mut self.lines[slot];
                 l.valid = false;

@@ -12,6 +12,7 @@ mod access;
 mod coalesce;
 mod events;
 pub mod l1;
+mod line_index;
 mod skip;
 mod skip_plan;
 mod steps;
