@@ -458,7 +458,9 @@ wire same = w1 == w;
 wire [1:0] s_n = {{n_hi[w1], n_lo[w1]}};
 wire [IM:0] s_q0 = {sq0};
 wire [IM:0] s_q1 = {sq1};
-wire s_pop = popq[w1];
+// popq[w1] from the selected values: head reaches yq_idx through one
+// compare, not through W compares and a W:1 select
+wire s_pop = retire & (s_n != 2'd0) & (s_q0 == head);
 wire [1:0] s_n1 = s_n - {{1'b0, s_pop}};
 wire [IM:0] s_ya = ((s_n1 == 2'd2) | s_pop) ? s_q1 : s_q0;
 wire s_push = push & same;
