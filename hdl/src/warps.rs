@@ -2,8 +2,12 @@
 //! `oq_n[w]`, `oq[w][0..D-1]` (D = 2), the entry wait `wait_ent[w]`,
 //! `wait_idx[w]`, and ODM.
 //!
-//! W x IW register files written by hand with loops (a `Bits<{W*IW}>` is not
-//! possible in stable Rust), exposing narrow ports: the youngest entry of
+//! W x IW register files written by hand (a `Bits<{W*IW}>` is not possible
+//! in stable Rust), stored in the Verilog as bit planes (plane j: bit j of
+//! every warp's value, one W-bit register), so that each update and compare
+//! is a W-bit vector expression for all warps at once (Verilator: a few word
+//! operations instead of a per-warp `generate` block; synthesis: the same
+//! per-warp logic). They expose narrow ports: the youngest entry of
 //! the request's warp (coalescing check, open points 1-2), the OR over a
 //! warp mask of "oldest ordering entry older than k" (eviction check, open
 //! point 12), pop at retire, push, and the entry waits.
@@ -261,23 +265,87 @@ impl<const W: usize, const WB: usize, const IW: usize> Logic for WarpTables<W, W
         self.ob.connect();
     }
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "\
-reg [1:0] oq_n [0:{wm}];
-reg [{im}:0] oq0 [0:{wm}];
-reg [{im}:0] oq1 [0:{wm}];
-reg [{im}:0] wait_idx [0:{wm}];
-wire [{wbm}:0] w = q_warp;
+        Verilog::Custom(verilog(W, WB, IW))
+    }
+}
+
+/// `{n}0 .. {n}{iw-1}`, each W bits: the bit planes of a per-warp value.
+fn planes(n: &str, iw: usize) -> Vec<String> {
+    (0..iw).map(|j| format!("{n}{j}")).collect()
+}
+
+/// Verilog of a per-warp compare of the value held in planes `x` with the
+/// scalar whose bit j is broadcast in `c[j]`: `lt` names the W-bit mask
+/// "x < c" (and `eq`, if given, "x == c"). A parallel-prefix tree over the
+/// bits (log depth, as the adder tree Yosys gives an `<`), each node one
+/// W-bit operation for all warps.
+fn v_cmp(out: &mut String, x: &[String], c: &[String], lt: &str, eq: Option<&str>) {
+    fn node(
+        out: &mut String,
+        x: &[String],
+        c: &[String],
+        lo: usize,
+        hi: usize,
+        eq: bool,
+        p: &str,
+    ) -> (String, Option<String>) {
+        let (l, e) = (format!("{p}_l{lo}_{hi}"), format!("{p}_e{lo}_{hi}"));
+        if lo == hi {
+            out.push_str(&format!("wire [WM:0] {l} = ~{} & {};\n", x[lo], c[lo]));
+            if eq {
+                out.push_str(&format!("wire [WM:0] {e} = ~({} ^ {});\n", x[lo], c[lo]));
+            }
+        } else {
+            let mid = (lo + hi) / 2;
+            let (hl, he) = node(out, x, c, mid + 1, hi, true, p);
+            let (ll, le) = node(out, x, c, lo, mid, eq, p);
+            let he = he.expect("high half's equality");
+            out.push_str(&format!("wire [WM:0] {l} = {hl} | ({he} & {ll});\n"));
+            if eq {
+                let le = le.expect("low half's equality");
+                out.push_str(&format!("wire [WM:0] {e} = {he} & {le};\n"));
+            }
+        }
+        (l, eq.then_some(e))
+    }
+    let (l, e) = node(out, x, c, 0, x.len() - 1, eq.is_some(), lt);
+    out.push_str(&format!("wire [WM:0] {lt} = {l};\n"));
+    if let (Some(eq), Some(e)) = (eq, e) {
+        out.push_str(&format!("wire [WM:0] {eq} = {e};\n"));
+    }
+}
+
+/// The block's Verilog. Per-warp values are stored as bit planes (plane j:
+/// bit j of every warp, W bits), so every update and compare is a W-bit
+/// vector expression: Verilator compiles each to a few word operations for
+/// all warps (a per-warp `generate` costs one assembled bit and one
+/// delayed-assignment flag per warp and signal), and synthesis sees the
+/// same per-warp logic.
+fn verilog(w: usize, wb: usize, iw: usize) -> String {
+    let (q0, q1, wi) = (planes("q0_", iw), planes("q1_", iw), planes("wi_", iw));
+    let (hb, kb) = (planes("hb_", iw), planes("kb_", iw));
+    let mut v = String::new();
+    let decl = |v: &mut String, ps: &[String]| {
+        v.push_str(&format!("reg [WM:0] {};\n", ps.join(", ")));
+    };
+    v.push_str("// oq_n (two planes), oq0, oq1, wait_idx: bit planes, W bits each\n");
+    v.push_str("reg [WM:0] n_lo, n_hi;\n");
+    decl(&mut v, &q0);
+    decl(&mut v, &q1);
+    decl(&mut v, &wi);
+    v.push_str(&format!(
+        "\
+wire [WBM:0] w = q_warp;
 // the pop of this cycle, with the request's eviction flush recomputed here
 wire ev_l = {ev_l};
 wire pop = pop_pre | (ha_flush & ~ev_l);
-wire [{wm}:0] wsel = {{{{{wm}{{1'b0}}}}, 1'b1}} << w;
+wire [WM:0] wsel = {{{{WM{{1'b0}}}}, 1'b1}} << w;
 // ob[g]: warp g's oldest live ordering entry is older than r1's k at the
 // start of next cycle, when r1's request is decided (eviction check, 4.2)
 // against head' = head + pop: the entry at the old head becomes the
 // youngest; compares use head, and the late pop only selects
 wire hk = k1 == head;
-wire [{im}:0] yy = tail - {iw}'d1;
+wire [IM:0] yy = tail - {iw}'d1;
 wire py0 = {py0};
 wire pt0 = {pt0};
 wire py1 = (yy != head) & (hk | py0);
@@ -285,66 +353,116 @@ wire pt1 = (tail != head) & (hk | pt0);
 // the push of this cycle (y or tail), when it becomes the warp's oldest
 wire pe0 = oq_y ? py0 : pt0;
 wire pe1 = oq_y ? py1 : pt1;
-wire [{wm}:0] popq;
+// head, k1 (older compares) and k, push_idx (writes), bit j to all warps
+",
+        ev_l = v_ev_local("fifo_has"),
+        py0 = v_older("yy", "k1", "head"),
+        pt0 = v_older("tail", "k1", "head"),
+    ));
+    for j in 0..iw {
+        v.push_str(&format!(
+            "wire [WM:0] hb_{j} = {{W{{head[{j}]}}}};\n\
+             wire [WM:0] kb_{j} = {{W{{k1[{j}]}}}};\n"
+        ));
+    }
+    v.push_str(
+        "\
+// v_older(oq, k1, head) per warp: ((oq >= head) == (k1 >= head)) ? oq < k1 : oq >= head
+wire hk_ge = k1 >= head;
+",
+    );
+    v_cmp(&mut v, &q0, &hb, "q0_lth", Some("e0"));
+    v_cmp(&mut v, &q0, &kb, "q0_ltk", None);
+    v_cmp(&mut v, &q1, &hb, "q1_lth", None);
+    v_cmp(&mut v, &q1, &kb, "q1_ltk", None);
+    let weq: Vec<String> = (0..iw)
+        .map(|j| format!("~({} ^ {})", wi[j], hb[j]))
+        .collect();
+    v.push_str(&format!(
+        "\
+wire [WM:0] c0 = hk_ge ? (~q0_lth & q0_ltk) : (~q0_lth | q0_ltk);
+wire [WM:0] c1 = hk_ge ? (~q1_lth & q1_ltk) : (~q1_lth | q1_ltk);
+// e0: the warp's oldest entry is the head entry; weq: its entry wait is on it
+wire [WM:0] weq = {weq};
+wire [WM:0] nz = n_lo | n_hi;
+// 4.1: the retiring head entry is the warp's oldest
+wire [WM:0] popq = {{W{{retire}}}} & nz & e0;
+wire [WM:0] wset = {{W{{wait_set}}}} & wsel;
+// the entry wait after this cycle, with and without the (late) pop
+(* keep *) wire [WM:0] we_p = wset | (wait_ent & ~weq);
+(* keep *) wire [WM:0] we_n = wset | wait_ent;
 // stall' of each warp without the request's own ODM/wait and without the
 // pop (late: an eviction flush cancels a head flush): kept, or ended by pop
-wire [{wm}:0] st_keep;
-wire [{wm}:0] st_endp;
-
-genvar g;
-generate for (g = 0; g < {w_}; g = g + 1) begin : g_warp
-   wire e0 = oq0[g] == head;
-   wire c0 = {c0};
-   wire c1 = {c1};
-   // 4.1: the retiring head entry is the warp's oldest
-   assign popq[g] = retire & (oq_n[g] != 2'd0) & e0;
-   // the entry wait after this cycle, with and without the (late) pop
-   (* keep *) wire we_p = (wait_set & wsel[g]) | (wait_ent[g] & (wait_idx[g] != head));
-   (* keep *) wire we_n = (wait_set & wsel[g]) | wait_ent[g];
-   wire weq = wait_idx[g] == head;
-   assign st_keep[g] = (odm[g] & ~odm_clr[g]) | ext_nx[g] | (wait_ent[g] & ~weq);
-   assign st_endp[g] = wait_ent[g] & weq;
-   wire push_g = push & wsel[g];
-   wire [1:0] n1 = oq_n[g] - {{1'b0, popq[g]}};
-   // the oldest after the pop (oq1 when popped: it is not the head entry)
-   wire b0 = popq[g] ? c1 : c0;
-   wire b1 = popq[g] ? (hk | c1) : (~e0 & (hk | c0));
-   wire push_first = push_g & (n1 == 2'd0);
-   // both outcomes of the (late) pop, kept as nets: the pop only selects
-   (* keep *) wire ob1 = push_first ? pe1 : ((n1 != 2'd0) & b1);
-   (* keep *) wire ob0 = push_first ? pe0 : ((n1 != 2'd0) & b0);
-   always @(posedge clock) begin
-      if (rst) begin
-         oq_n[g] <= 2'd0; oq0[g] <= {iw}'d0; oq1[g] <= {iw}'d0; ob[g] <= 1'b0;
-         wait_ent[g] <= 1'b0; wait_idx[g] <= {iw}'d0; odm[g] <= 1'b0;
-      end else begin
-         // pop first, then push
-         oq_n[g] <= n1 + {{1'b0, push_g}};
-         if (push_g & (n1 == 2'd0)) oq0[g] <= push_idx;
-         else if (popq[g]) oq0[g] <= oq1[g];
-         if (push_g & (n1 != 2'd0)) oq1[g] <= push_idx;
-         ob[g] <= pop ? ob1 : ob0;
-         if (wait_set & wsel[g]) begin
-            wait_idx[g] <= k;
-         end
-         wait_ent[g] <= pop ? we_p : we_n;
-         odm[g] <= (odm[g] & ~odm_clr[g]) | odm_set[g];
-      end
+wire [WM:0] st_keep = (odm & ~odm_clr) | ext_nx | (wait_ent & ~weq);
+wire [WM:0] st_endp = wait_ent & weq;
+wire [WM:0] push_g = {{W{{push}}}} & wsel;
+// n1 = oq_n - popq, per warp on the two planes (borrow into n_hi)
+wire [WM:0] n1_lo = n_lo ^ popq;
+wire [WM:0] n1_hi = n_hi ^ (popq & ~n_lo);
+wire [WM:0] n1_nz = n1_lo | n1_hi;
+// the oldest after the pop (oq1 when popped: it is not the head entry)
+wire [WM:0] b0 = popq & c1 | ~popq & c0;
+wire [WM:0] b1 = popq & ({{W{{hk}}}} | c1) | ~popq & ~e0 & ({{W{{hk}}}} | c0);
+wire [WM:0] push_first = push_g & ~n1_nz;
+wire [WM:0] push_next = push_g & n1_nz;
+// both outcomes of the (late) pop, kept as nets: the pop only selects
+(* keep *) wire [WM:0] ob1 = push_first & {{W{{pe1}}}} | ~push_first & n1_nz & b1;
+(* keep *) wire [WM:0] ob0 = push_first & {{W{{pe0}}}} | ~push_first & n1_nz & b0;
+always @(posedge clock) begin
+   if (rst) begin
+      n_lo <= {{W{{1'b0}}}}; n_hi <= {{W{{1'b0}}}}; ob <= {{W{{1'b0}}}};
+      wait_ent <= {{W{{1'b0}}}}; odm <= {{W{{1'b0}}}};
+",
+        weq = weq.join(" & "),
+    ));
+    for p in q0.iter().chain(&q1).chain(&wi) {
+        v.push_str(&format!("      {p} <= {{W{{1'b0}}}};\n"));
+    }
+    v.push_str(
+        "   end else begin
+      // pop first, then push: n' = n1 + push_g (carry into n_hi)
+      n_lo <= n1_lo ^ push_g;
+      n_hi <= n1_hi ^ (n1_lo & push_g);
+",
+    );
+    for j in 0..iw {
+        let (a, b, c) = (&q0[j], &q1[j], &wi[j]);
+        let pi = format!("{{W{{push_idx[{j}]}}}}");
+        v.push_str(&format!(
+            "      {a} <= push_first & {pi} | ~push_first & (popq & {b} | ~popq & {a});\n"
+        ));
+        v.push_str(&format!(
+            "      {b} <= push_next & {pi} | ~push_next & {b};\n"
+        ));
+        v.push_str(&format!(
+            "      {c} <= wset & {{W{{k[{j}]}}}} | ~wset & {c};\n"
+        ));
+    }
+    let bit = |ps: &[String]| -> String {
+        let b: Vec<String> = ps.iter().rev().map(|p| format!("{p}[w1]")).collect();
+        format!("{{{}}}", b.join(", "))
+    };
+    v.push_str(&format!(
+        "      ob <= pop ? ob1 : ob0;
+      wait_ent <= pop ? we_p : we_n;
+      odm <= (odm & ~odm_clr) | odm_set;
    end
-end endgenerate
+end
 
 // r1's warp, selected from registers one cycle before its decision; this
 // cycle's updates of that warp are applied after the select (pop first,
 // then push, as in the tables), so the registers hold its state at the
 // start of the decision cycle
-wire [{wbm}:0] w1 = sel_warp;
+wire [WBM:0] w1 = sel_warp;
 wire same = w1 == w;
-wire [1:0] s_n = oq_n[w1];
-wire [{im}:0] s_q0 = oq0[w1];
-wire [{im}:0] s_q1 = oq1[w1];
-wire s_pop = popq[w1];
+wire [1:0] s_n = {{n_hi[w1], n_lo[w1]}};
+wire [IM:0] s_q0 = {sq0};
+wire [IM:0] s_q1 = {sq1};
+// popq[w1] from the selected values: head reaches yq_idx through one
+// compare, not through W compares and a W:1 select
+wire s_pop = retire & (s_n != 2'd0) & (s_q0 == head);
 wire [1:0] s_n1 = s_n - {{1'b0, s_pop}};
-wire [{im}:0] s_ya = ((s_n1 == 2'd2) | s_pop) ? s_q1 : s_q0;
+wire [IM:0] s_ya = ((s_n1 == 2'd2) | s_pop) ? s_q1 : s_q0;
 wire s_push = push & same;
 // its stall bit after this cycle, with and without the (late) pop
 (* keep *) wire ws_p = st_keep[w1] | edm_w | (same & (odm_req | wait_set));
@@ -360,16 +478,11 @@ always @(posedge clock) begin
    end
 end
 ",
-            py0 = v_older("yy", "k1", "head"),
-            ev_l = v_ev_local("fifo_has"),
-            pt0 = v_older("tail", "k1", "head"),
-            c0 = v_older("oq0[g]", "k1", "head"),
-            c1 = v_older("oq1[g]", "k1", "head"),
-            wm = W - 1,
-            w_ = W,
-            im = IW - 1,
-            iw = IW,
-            wbm = WB - 1,
-        ))
-    }
+        sq0 = bit(&q0),
+        sq1 = bit(&q1),
+    ));
+    v.replace("WBM", &(wb - 1).to_string())
+        .replace("WM", &(w - 1).to_string())
+        .replace("IM", &(iw - 1).to_string())
+        .replace("{W{", &format!("{{{w}{{"))
 }
