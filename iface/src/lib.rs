@@ -363,10 +363,10 @@ pub fn storage_table(p: &PbParams) -> Vec<StorageRow> {
             None,
         ),
         // r1, r2 (valid, op, warp, line, pbv, pbidx), rsp (valid, warp,
-        // kind, idx), ackq, doneq, drainq, ready, err.
+        // kind, idx), ackq, doneq, drainq, ready, err, rst_q.
         row(
             "request pipeline, response, input registers",
-            2 * (1 + 3 + 6 + lw + 1 + iw) + (1 + 6 + 2 + iw) + 5 + 1 + 1 + 1 + 2,
+            2 * (1 + 3 + 6 + lw + 1 + iw) + (1 + 6 + 2 + iw) + 5 + 1 + 1 + 1 + 2 + 1,
             1,
             None,
         ),
