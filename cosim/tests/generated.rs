@@ -31,13 +31,16 @@ fn build(p: &PbParams) -> VerilatedPb {
 fn default_config_steps_through_reset_and_requests() {
     let p = PbParams::default();
     let mut rtl = build(&p);
+    // rst in cycle 0, the reset cycle 1, the reset state in 2 (§7).
     rtl.step(&PbIn::reset());
+    let o = rtl.step(&PbIn::idle());
+    assert!(!o.req_ready, "{o:?}");
     let o = rtl.step(&PbIn::idle());
     assert!(o.idle && !o.req_ready, "{o:?}");
     assert_eq!((o.obs_head, o.obs_tail, o.stall, o.obs_actr), (0, 0, 0, 0));
-    // A store taken in cycle 2 is decided in 4: the entry and the response
-    // show in 5, and (window policy, ACTR 0) the head flushes it in 5, so
-    // the flush is offered from 6 (docs/microarch.md §2, §4).
+    // A store taken in cycle 3 is decided in 5: the entry and the response
+    // show in 6, and (window policy, ACTR 0) the head flushes it in 6, so
+    // the flush is offered from 7 (docs/microarch.md §2, §4).
     let o = rtl.step(&PbIn::req(Op::Store, 3, 17));
     assert!(o.req_ready, "{o:?}");
     rtl.step(&PbIn::idle());

@@ -96,10 +96,12 @@ impl Gpu {
         let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
         let sms = (0..cfg.core.sms)
             .map(|s| {
-                // The RTL's flops have no reset value: one cycle of `rst` first.
+                // The RTL's flops have no reset value: one cycle of `rst`
+                // first, then the reset cycle (spec §7), before cycle 0.
                 let u = sbrp.then(|| {
                     let mut u = unit(s);
                     u.step(&sbrp_iface::PbIn::reset());
+                    u.step(&sbrp_iface::PbIn::idle());
                     u
                 });
                 Sm::new(s, cfg, u, false)

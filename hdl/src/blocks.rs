@@ -6,6 +6,8 @@
 //!   before write). `pb_type` and `pb_line` are one each.
 //! * [`SyncMemMasked`]: the same with a per-bit write mask (`pb_warps`:
 //!   coalescing sets one bit without reading the word).
+//! * [`ResetReg`]: the reset register `rst_q <= rst` at the unit's boundary
+//!   (§7): the port drives one flip-flop, the reset tree starts at its output.
 //!
 //! Memories have no reset and no `initial` block; the simulation model starts
 //! all words at zero (the unit never uses a word it has not validated).
@@ -140,6 +142,33 @@ memory!(
     masked: true,
     wm
 );
+
+/// The reset register (§7): `q` is `d` of the last cycle. It has no reset
+/// of its own (it is the reset); its output resets every other register, so
+/// the reset tree is a register-to-register path and `rst` reaches one
+/// flip-flop only.
+#[derive(Clone, Debug, Default, LogicBlock)]
+pub struct ResetReg {
+    pub clock: Signal<In, Clock>,
+    pub d: Signal<In, bool>,
+    pub q: Signal<Out, bool>,
+    _q: bool,
+}
+
+impl Logic for ResetReg {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            self._q = self.d.val();
+        }
+        self.q.next = self._q;
+    }
+    fn connect(&mut self) {
+        self.q.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom("always @(posedge clock) q <= d;\n".to_string())
+    }
+}
 
 /// Verilog text: PB index `x` is older than `y` (nearer `head`), i.e.
 /// `age(x) < age(y)` with ages counted from the head, compared without

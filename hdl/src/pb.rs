@@ -3,6 +3,7 @@
 //!
 //! | block | spec | state |
 //! |---|---|---|
+//! | `rst_reg` ([`ResetReg`]) | §7 | `rst_q`: the reset of every other block |
 //! | `pipe` ([`ReqPipe`]) | §4.0 | `r1`, `r2`, `rsp`, `ackq`, `doneq`, `drainq`, `ready`, `err` |
 //! | `decide` ([`Decide`]) | §4.2 | none (the decision of `r2`) |
 //! | `head_ctl` ([`Head`]) | §4.1, drain target, §4.4 pointers | `head`, `tail`, `full`, `last_type`, `drain_*` |
@@ -14,12 +15,14 @@
 //! | `inval` ([`Inval`]) | §4.4 | `inv_req`, `inv_cur`, `inv_next` |
 //!
 //! Every output is a register of one block, or an OR of a few (`stall`,
-//! `obs_edm`). The wiring kernel below is both the rust-hdl
+//! `obs_edm`), or gated by `rst_q` (`req_ready`, 0 in a reset cycle, §7).
+//! `rst` enters `rst_reg` only (§7: the reset acts one cycle late, so the
+//! port drives one flip-flop and the reset tree hangs off a register). The wiring kernel below is both the rust-hdl
 //! simulation and the Verilog; in the Verilog each of its assignments is its
 //! own `always @(*)` (see [`split_always`]), so that Verilator orders the
 //! combinational paths between blocks signal by signal.
 
-use crate::blocks::{SyncMem, SyncMemMasked};
+use crate::blocks::{ResetReg, SyncMem, SyncMemMasked};
 use crate::decide::Decide;
 use crate::epochs::Epochs;
 use crate::fifo::FlushFifo;
@@ -86,6 +89,8 @@ pub struct SbrpPb<const W: usize, const WB: usize, const IW: usize, const LW: us
     c_lazy: Constant<bool>,
 
     // ---- blocks ----
+    /// `rst_q` (§7): `rst` registered; resets every other block.
+    pub rst_reg: ResetReg,
     pub pipe: ReqPipe<WB, LW, IW>,
     pub decide: Decide<W, WB, IW, LW>,
     pub head_ctl: Head<W, IW, A>,
@@ -152,6 +157,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
             c_window: Constant::new(Bits::from(u64::from(window))),
             c_eager: Constant::new(policy == FlushPolicy::Eager),
             c_lazy: Constant::new(policy == FlushPolicy::Lazy),
+            rst_reg: Default::default(),
             pipe: Default::default(),
             decide: Default::default(),
             head_ctl: Default::default(),
@@ -222,7 +228,9 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
 
     #[hdl_gen]
     fn kernel(&mut self) {
-        // ---- clocks and resets of the blocks ----
+        // ---- clocks and resets of the blocks: rst_q resets them (section 7) ----
+        self.rst_reg.clock.next = self.clock.val();
+        self.rst_reg.d.next = self.rst.val();
         self.pipe.clock.next = self.clock.val();
         self.head_ctl.clock.next = self.clock.val();
         self.store.clock.next = self.clock.val();
@@ -233,13 +241,13 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.epochs.clock.next = self.clock.val();
         self.fifo.clock.next = self.clock.val();
         self.inval.clock.next = self.clock.val();
-        self.pipe.rst.next = self.rst.val();
-        self.head_ctl.rst.next = self.rst.val();
-        self.store.rst.next = self.rst.val();
-        self.warps.rst.next = self.rst.val();
-        self.epochs.rst.next = self.rst.val();
-        self.fifo.rst.next = self.rst.val();
-        self.inval.rst.next = self.rst.val();
+        self.pipe.rst.next = self.rst_reg.q.val();
+        self.head_ctl.rst.next = self.rst_reg.q.val();
+        self.store.rst.next = self.rst_reg.q.val();
+        self.warps.rst.next = self.rst_reg.q.val();
+        self.epochs.rst.next = self.rst_reg.q.val();
+        self.fifo.rst.next = self.rst_reg.q.val();
+        self.inval.rst.next = self.rst_reg.q.val();
 
         // ---- request pipeline (4.0): every input but flush_ready ----
         self.pipe.req_valid.next = self.req_valid.val();
@@ -425,7 +433,8 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.inval.inv_add.next = self.head_ctl.inv_add.val();
 
         // ---- outputs: registers, or an OR of a few ----
-        self.req_ready.next = self.pipe.req_ready.val();
+        // 0 in a reset cycle (section 7): no request is taken in it
+        self.req_ready.next = self.pipe.req_ready.val() && !self.rst_reg.q.val();
         self.rsp_valid.next = self.pipe.rsp_valid.val();
         self.rsp_warp.next = self.pipe.rsp_warp.val();
         self.rsp_kind.next = self.pipe.rsp_kind.val();

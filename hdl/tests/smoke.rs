@@ -4,8 +4,10 @@
 //! The driver (`sbrp_iface::driver::Driver`) plays a mini L1: it keeps each
 //! line's hook from the responses, takes every flush (`flush_ready`) and
 //! acknowledges flushes in order when asked. Outputs of a step are that
-//! cycle's (registered) values. Cycle numbers: the reset is cycle 0, so
-//! `req_ready` is 0 in cycle 1 (§7) and the first request is taken in cycle 2.
+//! cycle's (registered) values. Cycle numbers: `rst` is high in the cycle
+//! before cycle 0 (not recorded), so cycle 0 is the reset cycle and cycle 1
+//! shows the reset state, `req_ready` 0 in both (§7); the first request is
+//! taken in cycle 2.
 //! Timing of the spec used below (§2, §4.0): a request taken in cycle `h` is
 //! decided in `h+2` and answered in `h+3`; a head action decided in cycle `d`
 //! shows its flush in `d+1`; an ack presented in cycle `a` changes the
@@ -25,14 +27,13 @@ fn params(policy: FlushPolicy, window: u32) -> PbParams {
     }
 }
 
-/// A unit after its reset cycle (cycle 0) and the cycle after it (cycle 1,
-/// `req_ready` 0): the next call runs cycle 2.
+/// A unit after its reset cycle (cycle 0) and the cycle after it (cycle 1),
+/// `req_ready` 0 in both: the next call runs cycle 2.
 fn unit(policy: FlushPolicy, window: u32) -> Driver {
-    let mut u = Driver::new(sbrp_hdl::new_sim(&params(policy, window)).unwrap());
+    let u = Driver::after_reset(sbrp_hdl::new_sim(&params(policy, window)).unwrap());
     assert_eq!(u.unit.name(), "rusthdl");
-    u.reset();
-    let o = u.idle();
-    assert!(!o.req_ready, "req_ready is 0 the cycle after a reset");
+    assert!(!u.at(0).req_ready && !u.at(1).req_ready, "§7");
+    let o = u.at(1);
     assert!(o.idle && !o.flush_valid && !o.inv_req && !o.rsp_valid);
     assert_eq!(u.now(), 2);
     u
@@ -215,18 +216,33 @@ fn reset_clears_state_and_takes_no_request() {
     u.idle_n(3); // c3..c5
     let o = u.at(5);
     assert_eq!(o.stall, 0b0010);
-    // c6: reset with a request: not taken, the outputs show the state.
+    // c6: rst with a request: not taken, the outputs show the state.
     let o = u.cycle(PbIn {
         rst: true,
         ..PbIn::req(Op::Store, 2, 6)
     });
     assert!(o.req_ready && o.inv_req);
-    // c7: everything is zero; a request now is not taken.
+    // c7, the reset cycle (§7): the outputs still show the state, but
+    // req_ready is 0; a request is not taken. (A reset acting one cycle
+    // early, at the end of c6, would show zeros here.)
     let o = u.store(2, 7);
+    assert!(!o.req_ready && o.inv_req && !o.idle);
+    assert_eq!(o.stall, 0b0010);
+    // c8: everything is zero (a reset one cycle late would still show the
+    // state); req_ready is still 0.
+    let o = u.store(2, 8);
     assert!(!o.req_ready && !o.inv_req && o.idle);
     assert_eq!((o.obs_head, o.obs_tail, o.stall, o.obs_odm), (0, 0, 0, 0));
+    // c9: taken again; answered in c12.
+    let o = u.store(2, 9);
+    assert!(o.req_ready);
     u.idle_n(5);
-    assert_eq!(u.responses.len(), 1, "only the dFence was answered");
+    let r = &u.responses;
+    assert_eq!(r.len(), 2, "the dFence and the store of c9: {r:?}");
+    assert_eq!(
+        (r[1].cycle, r[1].line, r[1].kind),
+        (12, 9, RspKind::Performed)
+    );
 }
 
 #[test]

@@ -46,6 +46,8 @@ pub struct Driver {
     unacked: VecDeque<usize>,
     /// Cycle each flush's acknowledgement was presented.
     acked_at: Vec<Option<usize>>,
+    /// The last cycle had `rst`: this one is the unit's reset cycle (§7).
+    rst_q: bool,
 }
 
 impl Driver {
@@ -60,7 +62,20 @@ impl Driver {
             flushes: vec![],
             unacked: VecDeque::new(),
             acked_at: vec![],
+            rst_q: false,
         }
+    }
+    /// A driver of `unit` after its power-up reset (§7): `rst` in the cycle
+    /// before cycle 0 (not recorded), so cycle 0 is the reset cycle and
+    /// cycle 1 shows the reset state (`req_ready` 0 in both); the next
+    /// call runs cycle 2, the first that can take a request.
+    pub fn after_reset(mut unit: Box<dyn PbUnit>) -> Driver {
+        unit.step(&PbIn::reset());
+        let mut d = Driver::new(unit);
+        d.rst_q = true;
+        d.idle();
+        d.idle();
+        d
     }
     pub fn params(&self) -> PbParams {
         *self.unit.params()
@@ -76,7 +91,11 @@ impl Driver {
         let c = self.now();
         let out = self.unit.step(&inp);
         self.hist.push((inp, out));
-        if inp.rst {
+        // §7: in a cycle with rst and in the reset cycle after it, the
+        // outputs belong to the state the reset discards.
+        let reset = inp.rst || self.rst_q;
+        self.rst_q = inp.rst;
+        if reset {
             self.inflight.clear();
             return out;
         }

@@ -363,10 +363,10 @@ pub fn storage_table(p: &PbParams) -> Vec<StorageRow> {
             None,
         ),
         // r1, r2 (valid, op, warp, line, pbv, pbidx), rsp (valid, warp,
-        // kind, idx), ackq, doneq, drainq, ready, err.
+        // kind, idx), ackq, doneq, drainq, ready, err, rst_q.
         row(
             "request pipeline, response, input registers",
-            2 * (1 + 3 + 6 + lw + 1 + iw) + (1 + 6 + 2 + iw) + 5 + 1 + 1 + 1 + 2,
+            2 * (1 + 3 + 6 + lw + 1 + iw) + (1 + 6 + 2 + iw) + 5 + 1 + 1 + 1 + 2 + 1,
             1,
             None,
         ),
@@ -532,9 +532,9 @@ mod tests {
     #[test]
     fn storage_matches_spec_table() {
         // docs/microarch.md §8, default parameters.
-        // 11264 PB entry bits + 1553 of per-warp state, pointers and pipeline;
-        // the paper: 11264 + 4608 in the L1 + 104.
-        assert_eq!(storage_totals(&PbParams::default()), (12817, 15976));
+        // 11264 PB entry bits + 1554 of per-warp state, pointers and pipeline
+        // (rst_q included, §7); the paper: 11264 + 4608 in the L1 + 104.
+        assert_eq!(storage_totals(&PbParams::default()), (12818, 15976));
     }
 
     #[test]

@@ -186,7 +186,7 @@ use Width::*;
 
 port_table! {
     inputs {
-        rst: bool, Bits(1), "Synchronous reset (§7).";
+        rst: bool, Bits(1), "Reset, registered at the boundary (`rst_q`): the next cycle is a reset cycle (§7).";
         req_valid: bool, Bits(1), "A warp request this cycle.";
         req_op: u8, Bits(3), "Opcode (`Op`): 0 store, 1 oFence, 2 dFence, 3/4 pAcq/pRel block, 5/6 pAcq/pRel device, 7 evict.";
         req_warp: u8, Bits(6), "Issuing warp (the warp causing an eviction).";

@@ -55,6 +55,8 @@ pub struct RawStimulus {
     pending: [u32; 4],
     observed: bool,
     inv_seen: bool,
+    /// The last cycle had `rst`: this one is the unit's reset cycle (§7).
+    rst_q: bool,
 }
 
 impl RawStimulus {
@@ -69,6 +71,7 @@ impl RawStimulus {
             pending: [0; 4],
             observed: false,
             inv_seen: false,
+            rst_q: false,
         }
     }
 
@@ -154,7 +157,11 @@ impl RawStimulus {
     /// Feeds back one cycle (its inputs and the unit's outputs).
     pub fn observe(&mut self, inp: &PbIn, out: &PbOut) {
         self.observed = true;
-        if inp.rst {
+        // §7: the outputs of a cycle with rst and of the reset cycle after
+        // it belong to the state the reset discards.
+        let reset = inp.rst || self.rst_q;
+        self.rst_q = inp.rst;
+        if reset {
             self.inflight.clear();
             self.pending = [0; 4];
             self.inv_seen = false;

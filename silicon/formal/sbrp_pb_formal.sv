@@ -56,9 +56,22 @@ module sbrp_pb_formal #(
     );
 
     // ---- common ghost state -------------------------------------------------
-    reg started = 1'b0;           // the first cycle is a reset cycle
+    reg started = 1'b0;           // rst is high in the first cycle
     always @(posedge clock) started <= 1'b1;
     always @* if (!started) assume (rst);
+    // Spec section 7: rst is registered; the cycle after a cycle with rst is
+    // the reset cycle, at whose end the unit's state is 0. The ghost state
+    // below is cleared at the same edge (rst_cyc); the cycle with rst itself
+    // is an ordinary cycle but for taking no request.
+    reg rst_cyc = 1'b0, rst_cyc_p = 1'b0;
+    always @(posedge clock) begin
+        rst_cyc <= rst || !started;
+        rst_cyc_p <= rst_cyc;
+    end
+    // The unit powers up unknown: its state is defined from the cycle after
+    // the first reset cycle (cycle 2); the checks and covers start there.
+    reg settled = 1'b0;
+    always @(posedge clock) settled <= started;
 
     reg [LW-1:0] wl;              // witness line and warp, chosen once
     reg [5:0] ww;
@@ -66,7 +79,7 @@ module sbrp_pb_formal #(
     always @* if (started) assume (ww < W);
 
     wire taken = req_valid && req_ready && !rst;
-    wire flush_taken = flush_valid && flush_ready && !rst;
+    wire flush_taken = flush_valid && flush_ready;
     wire names_line = (req_op == 3'd0) || (req_op == 3'd7);
     localparam [1:0] PERFORMED = 2'd0, COALESCED = 2'd1, REPLAY = 2'd2, WAIT = 2'd3;
 
@@ -76,7 +89,7 @@ module sbrp_pb_formal #(
     reg [5:0] sw [1:3];
     reg [LW-1:0] sl [1:3];
     always @(posedge clock) begin
-        sv <= rst ? 3'b0 : {sv[2:1], taken};
+        sv <= rst_cyc ? 3'b0 : {sv[2:1], taken};
         sop[1] <= req_op; sw[1] <= req_warp; sl[1] <= req_line;
         sop[2] <= sop[1]; sw[2] <= sw[1]; sl[2] <= sl[1];
         sop[3] <= sop[2]; sw[3] <= sw[2]; sl[3] <= sl[2];
@@ -101,7 +114,7 @@ module sbrp_pb_formal #(
     reg [L-1:0] hv;
     reg [IW-1:0] hi [0:L-1];
     always @(posedge clock) begin
-        if (rst) hv <= 0;
+        if (rst_cyc) hv <= 0;
         else if (rsp_store) begin hv[rline] <= 1'b1; hi[rline] <= rsp_idx; end
         else if (rsp_evict) hv[rline] <= 1'b0;
     end
@@ -111,7 +124,7 @@ module sbrp_pb_formal #(
 
     // 5. inv_done only while inv_req, once per invalidation.
     reg done_seen;
-    always @(posedge clock) done_seen <= !rst && inv_req && (done_seen || inv_done);
+    always @(posedge clock) done_seen <= !rst_cyc && inv_req && (done_seen || inv_done);
     always @* if (started && inv_done) assume (inv_req && !done_seen);
 
     // Acks: flushes taken and not yet acknowledged, per epoch (un), and the
@@ -126,9 +139,9 @@ module sbrp_pb_formal #(
     wire wf_acked_now;
     always @(posedge clock) begin
         for (e = 0; e < 4; e = e + 1)
-            un[e] <= rst ? 0 : un[e] + (flush_taken && flush_epoch == e)
+            un[e] <= rst_cyc ? 0 : un[e] + (flush_taken && flush_epoch == e)
                                - (ack_epoch == e ? ack_count : 3'd0);
-        aq <= rst ? 3'd0 : ack_count;
+        aq <= rst_cyc ? 3'd0 : ack_count;
     end
 `ifdef ENV_FAIR
     // Delay line of taken flushes {valid, epoch}: slot i holds a flush taken
@@ -152,10 +165,10 @@ module sbrp_pb_formal #(
     always @(posedge clock) begin
         dv[0] <= flush_taken; de[0] <= flush_epoch;
         for (d = 1; d < LACK; d = d + 1) begin
-            dv[d] <= rst ? 1'b0 : dv[d-1] && !choose_acks[d-1];
+            dv[d] <= rst_cyc ? 1'b0 : dv[d-1] && !choose_acks[d-1];
             de[d] <= de[d-1];
         end
-        if (rst) dv[0] <= 1'b0;
+        if (rst_cyc) dv[0] <= 1'b0;
     end
     // flush_ready at least every R cycles, inv_done within LINV cycles, no reset.
     reg [7:0] nr, ni;
@@ -209,7 +222,7 @@ module sbrp_pb_formal #(
     // The first flush of wl taken after S1's response carries S1 (spec §2 req. 3).
     wire wf_take = ph != 2'd0 && !wf_seen && flush_taken && flush_line == wl;
     always @(posedge clock) begin
-        if (rst) begin
+        if (rst_cyc) begin
             ph <= 0; wf_seen <= 0; wf_out <= 0;
         end else begin
             if (s1_now) begin ph <= 2'd1; s1_idx <= rsp_idx; end
@@ -243,8 +256,8 @@ module sbrp_pb_formal #(
                          && flush_evict == p_evict && flush_epoch == p_epoch)) ok = 1'b0;
         if (!flush_valid && (flush_line != 0 || flush_warps != 0 || flush_evict || flush_epoch != 0))
             ok = 1'b0;
-        // req_ready is 1 except in the cycle after a reset cycle
-        if (req_ready != !p_rst) ok = 1'b0;
+        // req_ready is 0 in a reset cycle and the cycle after it, else 1
+        if (req_ready != !(rst_cyc || rst_cyc_p)) ok = 1'b0;
 `endif
 `ifdef CHECK_LOST
         // a store to wl performed or coalesced is flushed before idle
@@ -276,16 +289,15 @@ module sbrp_pb_formal #(
 `endif
 `endif
     end
-    always @* if (started) assert (ok);
+    always @* if (settled) assert (ok);
 
     // ---- monitors of the checks ----------------------------------------------
-    reg p_rst, hs_hold, p_evict;
+    reg hs_hold, p_evict;
     reg [LW-1:0] p_line;
     reg [W-1:0] p_warps;
     reg [1:0] p_epoch;
     always @(posedge clock) begin
-        p_rst <= rst || !started;
-        hs_hold <= !rst && flush_valid && !flush_ready;
+        hs_hold <= !rst_cyc && flush_valid && !flush_ready;
         p_line <= flush_line; p_warps <= flush_warps; p_evict <= flush_evict; p_epoch <= flush_epoch;
     end
 
@@ -293,16 +305,16 @@ module sbrp_pb_formal #(
     // taken in a later cycle
     reg lost_pend;
     always @(posedge clock)
-        lost_pend <= !rst && ((rsp_store && rline == wl) || (lost_pend && !(flush_taken && flush_line == wl)));
+        lost_pend <= !rst_cyc && ((rsp_store && rline == wl) || (lost_pend && !(flush_taken && flush_line == wl)));
 
     // durability: armed when ww's stall falls after O (a dFence / device pRel)
     wire o_stalls_now = rop == 3'd2 || rop == 3'd6;
     reg dur_armed;
-    always @(posedge clock) dur_armed <= !rst && (dur_armed || (o_now && o_stalls_now));
+    always @(posedge clock) dur_armed <= !rst_cyc && (dur_armed || (o_now && o_stalls_now));
     // coalescing: after O until a store is performed into S1's slot
     reg coal_armed;
     always @(posedge clock)
-        coal_armed <= !rst && (coal_armed || o_now)
+        coal_armed <= !rst_cyc && (coal_armed || o_now)
                       && !(rsp_valid && rsp_kind == PERFORMED && rop == 3'd0 && rsp_idx == s1_idx);
 
     // release: cycles ww has spent in EDM since it entered it from ODM (its
@@ -311,16 +323,16 @@ module sbrp_pb_formal #(
     reg [9:0] rc;
     always @(posedge clock) begin
         p_odm <= obs_odm[ww];
-        if (rst || !obs_edm[ww]) rc <= 0;
+        if (rst_cyc || !obs_edm[ww]) rc <= 0;
         else if (rc != 0 || (p_odm && !obs_odm[ww])) rc <= rc + (rc <= B);
     end
     // drain: cycles since drain_all rose (held, no requests after it)
     reg [11:0] dc;
-    always @(posedge clock) dc <= (rst || !drain_all) ? 12'd0 : dc + (dc <= BD);
+    always @(posedge clock) dc <= (rst_cyc || !drain_all) ? 12'd0 : dc + (dc <= BD);
 
     // Covers against vacuity: each is asserted false, so BMC's
     // counterexample is the witness trace that reaches it.
-    always @* if (started) begin
+    always @* if (settled) begin
 `ifdef COVER_COALESCE
         assert (!(rsp_store && rsp_kind == COALESCED));
 `endif

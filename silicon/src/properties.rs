@@ -100,7 +100,7 @@ const PROPS: [Property; 14] = [
         "handshake",
         &["CHECK_HANDSHAKE"],
         Engine::Bmc(BMC_DEPTH),
-        "one response per taken request exactly three cycles later with its warp (replay for a warp >= W, rsp_idx 0 but for stores, all 0 when not valid); the flush at the FIFO head holds still while flush_valid && !flush_ready; req_ready 1 except after reset",
+        "one response per taken request exactly three cycles later with its warp (replay for a warp >= W, rsp_idx 0 but for stores, all 0 when not valid); the flush at the FIFO head holds still while flush_valid && !flush_ready; req_ready 0 exactly in a reset cycle (the cycle after rst) and the cycle after it",
         BrokenVariant {
             what: "flush FIFO pops without flush_ready",
             breakage: Breakage::Rtl(VerilogPatch::once(
@@ -169,8 +169,9 @@ const PROPS: [Property; 14] = [
     prop(
         "release",
         &["ENV_FAIR", "CHECK_RELEASE"],
-        // Depth 24 reaches the bound (ODM falls at frame 6 at the earliest,
-        // then B + 2 cycles): 5 s; depth 27 took 263 s with no counterexample.
+        // Depth 24 reaches the bound (ODM falls at frame 7 at the earliest
+        // since the registered reset, spec §7, then B + 2 cycles): 5 s
+        // before it; depth 27 took 263 s with no counterexample.
         Engine::Bmc(24),
         "bounded release: under a fair environment with arbitrary traffic (each taken flush acked within LACK = 3 cycles, flush_ready at least every R = 2 cycles), a warp whose dFence / device pRel retired stays in EDM (on its epoch) at most B + 1 = LACK + 4R + 3 cycles",
         BrokenVariant {

@@ -214,12 +214,24 @@ pub fn format_report(r: &AreaReport) -> String {
             "(from the port with its driver, setup excluded)",
         );
         if let Some(d) = &t.data_to_reg {
+            path_line(&mut s, r, "  without rst", Some(d), "(data inputs only)");
+        }
+        if let Some(d) = &t.rst_to_reg {
             path_line(
                 &mut s,
                 r,
-                "  without rst",
+                "  rst",
                 Some(d),
-                "(data inputs only; rst, the synchronous reset of every register, is the line above)",
+                "(the port into the reset register rst_q, spec section 7)",
+            );
+        }
+        if let Some(d) = &t.rst_tree {
+            path_line(
+                &mut s,
+                r,
+                "  reset tree",
+                Some(d),
+                "(rst_q to every register: register to register, clock-to-Q excluded)",
             );
         }
         path_line(
@@ -538,6 +550,8 @@ mod tests {
                     reg_to_out: None,
                     in_to_out: None,
                     data_to_reg: None,
+                    rst_to_reg: None,
+                    rst_tree: None,
                 }
             }),
             sram: None,

@@ -10,13 +10,18 @@ use crate::area::block_of;
 use crate::error::{Result, SiliconError};
 
 /// The kinds of path the script reports, in its order.
-pub const PATH_KINDS: [&str; 5] = [
+pub const PATH_KINDS: [&str; 7] = [
     "reg_to_reg",
     "in_to_reg",
     "reg_to_out",
     "in_to_out",
     "data_to_reg",
+    "rst_to_reg",
+    "rst_tree",
 ];
+
+/// The kinds a script may leave out (later additions).
+const OPTIONAL_KINDS: [&str; 3] = ["data_to_reg", "rst_to_reg", "rst_tree"];
 
 /// One worst path.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,6 +71,13 @@ pub struct TimingReport {
     /// inputs without the reset tree (None: not reported by the script).
     #[serde(default)]
     pub data_to_reg: Option<PathTiming>,
+    /// Worst path from `rst` to a flip-flop: the port to `rst_q` (spec §7).
+    #[serde(default)]
+    pub rst_to_reg: Option<PathTiming>,
+    /// Worst path from the reset register `rst_q` to a flip-flop: the reset
+    /// tree, register to register (spec §7).
+    #[serde(default)]
+    pub rst_tree: Option<PathTiming>,
     /// Shortest period of the register-to-register path, ns.
     pub min_period_ns: f64,
     /// 1000 / `min_period_ns`.
@@ -221,7 +233,7 @@ pub(crate) fn parse_sta(text: &str) -> Result<TimingReport> {
         match sections.iter().find(|(k, _)| k == kind) {
             Some((_, s)) => paths.push(parse_path(s)?),
             // the rst-less input paths are an addition; the others are required
-            None if kind == "data_to_reg" => paths.push(None),
+            None if OPTIONAL_KINDS.contains(&kind) => paths.push(None),
             None => return Err(missing(&format!("{kind} path"))),
         }
     }
@@ -238,6 +250,8 @@ pub(crate) fn parse_sta(text: &str) -> Result<TimingReport> {
         reg_to_out: paths.next().flatten(),
         in_to_out: paths.next().flatten(),
         data_to_reg: paths.next().flatten(),
+        rst_to_reg: paths.next().flatten(),
+        rst_tree: paths.next().flatten(),
         reg_to_reg,
         min_period_ns: min_period,
         fmax_mhz: 1000.0 / min_period,

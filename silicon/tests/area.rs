@@ -149,6 +149,13 @@ fn area_and_timing_of_a_small_unit() {
     let r2o = t.reg_to_out.as_ref().expect("register-to-output path");
     assert!(r2o.end.contains("output port") && r2o.setup_ns == 0.0);
     assert!(r2o.launch_ns > 0.05);
+    // §7: rst enters the reset register rst_q only (one flip-flop, no
+    // fan-out tree from the port); the tree starts at rst_q.
+    let rst = t.rst_to_reg.as_ref().expect("rst-to-register path");
+    assert!(rst.end.starts_with("rst_reg/"), "{rst:?}");
+    let tree = t.rst_tree.as_ref().expect("reset tree path");
+    assert!(tree.start.starts_with("rst_reg/"), "{tree:?}");
+    assert!(rst.logic_ns < tree.logic_ns, "{rst:?} {tree:?}");
 }
 
 #[test]

@@ -119,6 +119,8 @@ pub struct PbModel {
     r2_valid: bool,
     ready: bool,
     err: u8,
+    /// `rst` of the last cycle (§7): this cycle is a reset cycle.
+    rst_q: bool,
     // Derived registers, updated where their inputs change (§3's definitions):
     /// OR_e ep_fsm[e] (`fsm`).
     fsm: u64,
@@ -228,7 +230,10 @@ impl PbUnit for PbModel {
         // The outputs are the registers at the start of the cycle (§4.4).
         let out = self.out;
         debug_assert_eq!(out, self.observe(), "cached outputs");
-        if inp.rst {
+        // §7: `rst` is registered (`rst_q`); the cycle after it is the reset
+        // cycle. Cycle `c` with `rst` = 1 runs as any other: a request it
+        // loads into `r1` is dropped by the reset cycle, as in the RTL.
+        if self.rst_q {
             self.reset();
         } else if self.fault == Fault::None {
             // The correct unit: every fault test below is a constant.
@@ -236,6 +241,9 @@ impl PbUnit for PbModel {
         } else {
             self.cycle_faulty(inp);
         }
+        self.rst_q = inp.rst;
+        // req_ready = ready && !rst_q (§4.4): 0 in a reset cycle.
+        self.out.req_ready = self.ready & !inp.rst;
         out
     }
 }

@@ -24,12 +24,10 @@ fn small(policy: FlushPolicy) -> PbParams {
     }
 }
 
-/// Reset, then one idle cycle (`req_ready` is 0 after a reset): cycle 2 next.
+/// `rst` before cycle 0, so cycle 0 is the reset cycle and cycle 1 the
+/// reset state (`req_ready` 0 in both, §7): cycle 2 next.
 fn bench(which: Engine, p: PbParams) -> Driver {
-    let mut b = Driver::new(make_unit(which, &p).unwrap());
-    b.reset();
-    b.idle();
-    b
+    Driver::after_reset(make_unit(which, &p).unwrap())
 }
 
 /// Warp 3 stores lines 8..13 from cycle 2; they flush at 5..10 (taken 6..11)
@@ -174,6 +172,7 @@ fn protocol_errors_are_sticky() {
         assert_eq!(b.at(6).error, 3);
         assert_eq!(b.at(6).obs_actr, 0);
         b.reset();
+        assert_eq!(b.idle().error, 3, "the reset cycle shows the state (§7)");
         assert_eq!(b.idle().error, 0);
     }
 }
@@ -318,6 +317,7 @@ fn reset_clears_every_register() {
         let o = b.idle();
         assert!(o.obs_actr > 0 && o.stall != 0 && o.error != 0 && o.inv_req);
         b.reset();
+        b.idle(); // the reset cycle (§7)
         let o = b.idle();
         assert_eq!(
             (
@@ -337,6 +337,66 @@ fn reset_clears_every_register() {
             (0, 0, 0, 0, 0, false, false, true, 0, false, false, false),
             "{which:?}"
         );
+    }
+}
+
+/// §7, the registered reset, cycle by cycle (a negative control for its
+/// timing: a reset applied one cycle early or late fails it). `rst` in
+/// cycle r: r is an ordinary cycle that takes no request; r+1, the reset
+/// cycle, shows the state with `req_ready` 0; r+2 shows the reset state,
+/// `req_ready` still 0; r+3 takes a request. Requests presented in r and
+/// r+1 are never answered. Then `rst` held for three cycles.
+#[test]
+fn reset_acts_at_the_end_of_the_cycle_after_rst() {
+    for which in directed_engines() {
+        let mut b = bench(which, small(FlushPolicy::Lazy));
+        b.store(0, 1); // 2: entry 0 (lazy: it stays)
+        b.req(Op::DFence, 1, 0); // 3: warp 1 in ODM from its response at 6
+        b.idle_n(3); // 4..6
+        let before = b.at(6);
+        assert_eq!((before.obs_tail, before.stall), (2, 0b0010), "{which:?}");
+        let r = b.now(); // 7
+        let o = b.cycle(PbIn {
+            rst: true,
+            ..PbIn::req(Op::Store, 2, 5)
+        });
+        assert!(o.req_ready, "{which:?}: the rst cycle shows the state");
+        let o = b.store(3, 6); // r+1: the reset cycle
+        assert!(!o.req_ready, "{which:?}: req_ready 0 in the reset cycle");
+        assert_eq!(
+            (o.obs_tail, o.stall, o.idle),
+            (2, 0b0010, false),
+            "{which:?}: the reset cycle still shows the state (a reset one cycle early shows zeros)"
+        );
+        let o = b.store(3, 7); // r+2
+        assert!(!o.req_ready, "{which:?}");
+        assert_eq!(
+            (o.obs_tail, o.stall, o.obs_odm, o.idle, o.rsp_valid),
+            (0, 0, 0, true, false),
+            "{which:?}: the reset state (a reset one cycle late still shows the state)"
+        );
+        let o = b.store(3, 8); // r+3: taken
+        assert!(o.req_ready, "{which:?}");
+        b.idle_n(4);
+        let after: Vec<_> = b.responses.iter().filter(|x| x.cycle > r).collect();
+        assert_eq!(
+            after.len(),
+            1,
+            "{which:?}: only the store of r+3: {after:?}"
+        );
+        assert_eq!((after[0].cycle, after[0].line), (r + 6, 8), "{which:?}");
+        assert_eq!(b.at(r + 6).obs_tail, 1, "{which:?}: entry 0 again");
+        // rst held in cycles h..h+2: reset cycles h+1..h+3, req_ready 0 in
+        // h+1..h+4, 1 from h+5.
+        let h = b.now();
+        for _ in 0..3 {
+            b.reset();
+        }
+        b.idle_n(3);
+        let ready: Vec<bool> = (h..h + 6).map(|c| b.at(c).req_ready).collect();
+        assert_eq!(ready, [true, false, false, false, false, true], "{which:?}");
+        assert_eq!(b.at(h + 1).obs_tail, 1, "{which:?}");
+        assert_eq!(b.at(h + 2).obs_tail, 0, "{which:?}");
     }
 }
 

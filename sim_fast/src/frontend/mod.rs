@@ -148,17 +148,18 @@ impl FrontEnd {
         self.sms.len()
     }
 
-    /// Resets every unit (one cycle of `rst`); requests in flight are
-    /// forgotten (§7: the unit drops them).
+    /// Resets every unit (one cycle of `rst`, then the reset cycle: two
+    /// cycles, §7); requests in flight are forgotten (the unit drops them).
     pub fn reset(&mut self) {
         for sm in &mut self.sms {
             sm.unit.step(&PbIn::reset());
+            sm.unit.step(&PbIn::idle());
             sm.pending.clear();
             sm.stall = 0;
             sm.inv = Inv::Idle;
             sm.inv_pulse = false;
         }
-        self.now += 1;
+        self.now += 2;
     }
 
     /// Loads the programs of a trace (replacing finished ones), flags and

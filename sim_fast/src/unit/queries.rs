@@ -33,6 +33,7 @@ impl PbModel {
         self.fault == Fault::None
             && self.ready
             && !inp.rst
+            && !self.rst_q
             && self.inq.ack_count & 7 == 0
             && inp.ack_count & 7 == 0
             && !self.inv_req

@@ -48,6 +48,7 @@ impl PbModel {
             r2_valid: false,
             ready: false,
             err: 0,
+            rst_q: false,
             fsm: 0,
             ep_edm_or: 0,
             stall: 0,
@@ -153,7 +154,7 @@ impl PbModel {
         };
         let edm = self.edm_of_epochs();
         PbOut {
-            req_ready: self.ready,
+            req_ready: self.ready && !self.rst_q,
             rsp_valid: self.out.rsp_valid,
             rsp_warp: self.out.rsp_warp,
             rsp_kind: self.out.rsp_kind,
@@ -240,7 +241,8 @@ impl PbModel {
         (hw, edm_add, by_type(INV_TYPES))
     }
 
-    /// §7: every register to 0; the memories keep their contents.
+    /// §7, the end of a reset cycle: every register to 0 (`rst_q` is
+    /// written by `step` after it); the memories keep their contents.
     #[cold]
     pub(super) fn reset(&mut self) {
         let mut fresh = PbModel::new(&self.p)
