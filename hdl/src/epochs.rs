@@ -54,6 +54,9 @@ pub struct Epochs<const W: usize, const WB: usize, const A: usize> {
     /// next-state masks), of their EDM masks.
     pub fsm: Signal<Out, Bits<W>>,
     pub edm: Signal<Out, Bits<W>>,
+    /// `fsm` after this cycle (the register's next value), for the head
+    /// entry's registered FSM check in [`crate::store::PbStore`].
+    pub fsm_nx: Signal<Out, Bits<W>>,
     /// The warp of the request in `r1` (`sel_warp`) and its bit of `edm`
     /// next cycle (from registers and the head action only), for its stall
     /// bit selected a cycle early: the masks' bits are selected from
@@ -133,7 +136,9 @@ impl<const W: usize, const WB: usize, const A: usize> Logic for Epochs<W, WB, A>
         let n = u(&self.ack_count);
         self.fsm.next = bv(s.fsm.iter().fold(0, |a, m| a | m));
         self.edm.next = bv(s.edm.iter().fold(0, |a, m| a | m));
-        let edm_nx = self.next_state().edm.iter().fold(0, |a, m| a | m);
+        let nx = self.next_state();
+        self.fsm_nx.next = bv(nx.fsm.iter().fold(0, |a, m| a | m));
+        let edm_nx = nx.edm.iter().fold(0, |a, m| a | m);
         self.edm_w.next = edm_nx >> u(&self.sel_warp) & 1 == 1;
         self.actr.next = bv(s.actr);
         self.actr_z_nx.next = self.next_state().actr == 0;
@@ -145,6 +150,7 @@ impl<const W: usize, const WB: usize, const A: usize> Logic for Epochs<W, WB, A>
     fn connect(&mut self) {
         self.fsm.connect();
         self.edm.connect();
+        self.fsm_nx.connect();
         self.edm_w.connect();
         self.actr.connect();
         self.actr_z_nx.connect();
@@ -164,7 +170,13 @@ reg ep_closed;
 wire flush_now = ha_flush | (ev_pre & k_ev & ~fifo_has);
 wire [{am}:0] ectr_ack = ectr[ack_epoch];
 wire [{am}:0] ack_n = {{{{{a3}{{1'b0}}}}, ack_count}};
-wire ack_lt = ack_n > ectr_ack;
+// each counter less the ack count (and + 1, as less ack_n - 1), and ACTR
+// less each counter, subtracted from registers: min(ack_n, ectr[e]) is 0
+// or that difference, and the epoch, the min and the flush only select,
+// by AND-OR (no `?:` that synthesis could share into one subtractor behind
+// the selects)
+wire [{am}:0] ack_m1 = ack_n - {a}'d1;
+{ec}wire ack_lt = (sa0 & lt0) | (sa1 & lt1) | (sa2 & lt2) | (sa3 & lt3);
 wire [{am}:0] acked = ack_lt ? ectr_ack : ack_n;
 wire cur_nz = |ectr[ep_cur];
 wire old_z = ~|ectr[ep_old];
@@ -183,15 +195,16 @@ wire room = (ep_cur + 2'd1 != ep_old) | rel;
 // epoch's counter, when the ack exceeds it), and the policy and room
 // checks made on both before the min selects (actr_k)
 (* keep *) wire [{am}:0] actr_m = actr - ack_n;
-(* keep *) wire [{am}:0] am_e = actr - ectr_ack;
+wire [{am}:0] am_e = ({{{a}{{sa0}}}} & ae0) | ({{{a}{{sa1}}}} & ae1) | ({{{a}{{sa2}}}} & ae2) | ({{{a}{{sa3}}}} & ae3);
 (* keep *) wire [{am}:0] actr_k = ack_lt ? am_e : actr_m;
 (* keep *) wire [{am}:0] actr_f = actr_k + {a}'d1;
-{ec}
+
 // fsm, ep_room and policy_ok are registered from the next-state values
 // (the late flush of this cycle only selects); `ep_full_r` and `pol_no_r`
 // hold their complements so that every register resets to 0, but pol_no_r
 // whose reset value is `lazy` (a constant)
-{fsm_n}wire closed_nx = ep_closed ? ~rel : (need_adv & ~room);
+{fsm_n}always @(*) fsm_nx = fsm_n0 | fsm_n1 | fsm_n2 | fsm_n3;
+wire closed_nx = ep_closed ? ~rel : (need_adv & ~room);
 // with a flush, ACTR was below its maximum (ep_room), so actr_k + 1 does
 // not wrap: all ones after it is actr_k == max - 1, below the window is
 // actr_k < window - 1 (none for window 0)
@@ -244,8 +257,19 @@ always @(posedge clock) begin
                 .collect::<String>(),
             ec = (0..E)
                 .map(|e| format!(
-                    "(* keep *) wire [{am}:0] ec_m{e} = ectr[{e}] - ((ack_epoch == 2'd{e}) ? acked : {A}'d0);\n(* keep *) wire [{am}:0] ec_f{e} = (ep_cur == 2'd{e}) ? ec_m{e} + {A}'d1 : ec_m{e};\n",
-                    am = A - 1
+                    "\
+(* keep *) wire [{am}:0] ed{e} = ectr[{e}] - ack_n;
+(* keep *) wire [{am}:0] ed1{e} = ectr[{e}] - ack_m1;
+(* keep *) wire [{am}:0] ei{e} = ectr[{e}] + {A}'d1;
+(* keep *) wire [{am}:0] ae{e} = actr - ectr[{e}];
+wire lt{e} = ack_n > ectr[{e}];
+wire sa{e} = ack_epoch == 2'd{e};
+wire sc{e} = ep_cur == 2'd{e};
+wire [{am}:0] ec_m{e} = ({{{A}{{sa{e} & ~lt{e}}}}} & ed{e}) | ({{{A}{{~sa{e}}}}} & ectr[{e}]);
+wire [{am}:0] ec_f{e} = ({{{A}{{sc{e} & sa{e} & ~lt{e}}}}} & ed1{e}) | {{{a1}'d0, sc{e} & sa{e} & lt{e}}} | ({{{A}{{sc{e} & ~sa{e}}}}} & ei{e}) | ({{{A}{{~sc{e}}}}} & ec_m{e});
+",
+                    am = A - 1,
+                    a1 = A - 1
                 ))
                 .collect::<String>(),
             edm_w = (0..E)
@@ -265,14 +289,14 @@ always @(posedge clock) begin
         }
         v.push_str(
             "   end else begin\n      actr <= flush_now ? actr_f : actr_k;\n      \
-             fsm <= fsm_n0 | fsm_n1 | fsm_n2 | fsm_n3; ep_full_r <= ~room_nx; pol_no_r <= ~pol_nx;\n",
+             fsm <= fsm_nx; ep_full_r <= ~room_nx; pol_no_r <= ~pol_nx;\n",
         );
         for e in 0..E {
             // the epoch's counter: + a flush in ep_cur, - the acks of its tag;
             // its masks: cleared on release, joined by a retiring ordering entry
             v.push_str(&format!(
                 "\
-      ectr[{e}] <= flush_now ? ec_f{e} : ec_m{e};
+      ectr[{e}] <= ({{{A}{{flush_now}}}} & ec_f{e}) | ({{{A}{{~flush_now}}}} & ec_m{e});
       ep_fsm[{e}] <= fsm_n{e};
       ep_edm[{e}] <= edm_n{e};
 "

@@ -166,6 +166,12 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     pub h_type: Signal<Out, Bits<3>>,
     pub h_line: Signal<Out, Bits<LW>>,
     pub h_warps: Signal<Out, Bits<W>>,
+    /// The FSM masks after this cycle (`epochs`' next `fsm`), and one of
+    /// the head entry's warps in FSM (`h_warps & fsm` not 0): a register
+    /// from the next-state values, so the head flush's FSM check is ready
+    /// at the start of the cycle.
+    pub fsm_nx: Signal<In, Bits<W>>,
+    pub h_fsm: Signal<Out, bool>,
     _s: State,
 }
 
@@ -287,6 +293,7 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
         self.h_type.next = bv(s.st0.ty);
         self.h_line.next = bv(s.st0.line);
         self.h_warps.next = bv(s.st0.warps);
+        self.h_fsm.next = s.st0.warps & u(&self.fsm) != 0;
     }
     fn connect(&mut self) {
         self.pf.connect();
@@ -308,6 +315,7 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
         self.h_type.connect();
         self.h_line.connect();
         self.h_warps.connect();
+        self.h_fsm.connect();
     }
     fn hdl(&self) -> Verilog {
         // `fwd(P, A)`: read data P at address A with wq2, then wq1, applied.
@@ -437,6 +445,13 @@ wire ch1 = wr_coal & (wr_at_y ? two : eq_kh1);
 // (AND-OR select: see the checks of k)
 wire hq0 = n0_l == r1_line;
 wire hq1 = n1_l == r1_line;
+// h_fsm: the next head warps against the next FSM masks, for both outcomes
+// of the pop; a coalescing's bit (late) only ORs in the warp's FSM bit
+(* keep *) wire hf0 = |((empty ? wr_warps : st0_w) & fsm_nx);
+(* keep *) wire hf1 = |((one ? wr_warps : s1_w) & fsm_nx);
+(* keep *) wire hfw = |(wr_warps & fsm_nx);
+wire hf0_n = hf0 | (ch0 & hfw);
+wire hf1_n = hf1 | (ch1 & hfw);
 ",
             lm = LW - 1,
             wm = W - 1,
@@ -453,7 +468,7 @@ always @(posedge clock) begin
       h_type <= 3'd0; h_line <= {lw}'d0; h_warps <= {w}'d0;
       st1_t <= 3'd0; st1_l <= {lw}'d0; st1_w <= {w}'d0;
       popped <= 1'b0; pf <= {iw}'d2; pf1 <= {iw}'d3; mk1 <= 1'b0; mk2 <= 1'b0;
-      hl_eq <= 1'b0;
+      hl_eq <= 1'b0; h_fsm <= 1'b0;
       m1_full <= 1'b0; m2_full <= 1'b0;
    end else begin
       mk1 <= mk1_n; mk2 <= m_wa == k1; m1_full <= wr_at_tail; m2_full <= m1_full;
@@ -472,6 +487,7 @@ always @(posedge clock) begin
       st1_t <= n1_t; st1_l <= n1_l; st1_w <= n1_w;
       popped <= pop;
       hl_eq <= (pop & hq1) | (~pop & hq0);
+      h_fsm <= (pop & hf1_n) | (~pop & hf0_n);
       if (pop) begin
          pf <= pf1;
          pf1 <= pf2;
