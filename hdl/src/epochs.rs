@@ -54,9 +54,15 @@ pub struct Epochs<const W: usize, const WB: usize, const A: usize> {
     /// next-state masks), of their EDM masks.
     pub fsm: Signal<Out, Bits<W>>,
     pub edm: Signal<Out, Bits<W>>,
-    /// `fsm` after this cycle (the register's next value), for the head
-    /// entry's registered FSM check in [`crate::store::PbStore`].
-    pub fsm_nx: Signal<Out, Bits<W>>,
+    /// The parts of `fsm` after this cycle, for the head entry's
+    /// registered FSM check in [`crate::store::PbStore`]: the FSM masks but
+    /// the oldest epoch's (`fsm_wo`, from registers), the oldest epoch is
+    /// released (`fsm_rel`), a retiring ordering entry joins its warps
+    /// (`fsm_join`). Next `fsm` = (`fsm_rel` ? `fsm_wo` : `fsm`) | (`fsm_join` ?
+    /// `fsm_add` : 0).
+    pub fsm_wo: Signal<Out, Bits<W>>,
+    pub fsm_rel: Signal<Out, bool>,
+    pub fsm_join: Signal<Out, bool>,
     /// The warp of the request in `r1` (`sel_warp`) and its bit of `edm`
     /// next cycle (from registers and the head action only), for its stall
     /// bit selected a cycle early: the masks' bits are selected from
@@ -78,6 +84,21 @@ pub struct Epochs<const W: usize, const WB: usize, const A: usize> {
 }
 
 impl<const W: usize, const WB: usize, const A: usize> Epochs<W, WB, A> {
+    /// (`rel`: the oldest epoch is released, `nowait`: a retiring ordering
+    /// entry joins no epoch), from the state at the start of the cycle.
+    fn rel_nowait(&self) -> (bool, bool) {
+        let s = &self._s;
+        let (cur, old) = (s.cur, s.old);
+        let rel = s.ectr[old] == 0 && old != cur;
+        let j = if s.ectr[cur] != 0 {
+            cur
+        } else {
+            (cur + E - 1) % E
+        };
+        let nowait = (s.ectr[cur] == 0 && cur == old) || (j == old && s.ectr[old] == 0);
+        (rel, nowait)
+    }
+
     fn next_state(&self) -> State {
         if self.rst.val() {
             return State::default();
@@ -136,9 +157,11 @@ impl<const W: usize, const WB: usize, const A: usize> Logic for Epochs<W, WB, A>
         let n = u(&self.ack_count);
         self.fsm.next = bv(s.fsm.iter().fold(0, |a, m| a | m));
         self.edm.next = bv(s.edm.iter().fold(0, |a, m| a | m));
-        let nx = self.next_state();
-        self.fsm_nx.next = bv(nx.fsm.iter().fold(0, |a, m| a | m));
-        let edm_nx = nx.edm.iter().fold(0, |a, m| a | m);
+        let (rel, nowait) = self.rel_nowait();
+        self.fsm_wo.next = bv((0..E).filter(|&e| e != s.old).fold(0, |a, e| a | s.fsm[e]));
+        self.fsm_rel.next = rel;
+        self.fsm_join.next = self.ord_join.val() && !nowait;
+        let edm_nx = self.next_state().edm.iter().fold(0, |a, m| a | m);
         self.edm_w.next = edm_nx >> u(&self.sel_warp) & 1 == 1;
         self.actr.next = bv(s.actr);
         self.actr_z_nx.next = self.next_state().actr == 0;
@@ -150,7 +173,9 @@ impl<const W: usize, const WB: usize, const A: usize> Logic for Epochs<W, WB, A>
     fn connect(&mut self) {
         self.fsm.connect();
         self.edm.connect();
-        self.fsm_nx.connect();
+        self.fsm_wo.connect();
+        self.fsm_rel.connect();
+        self.fsm_join.connect();
         self.edm_w.connect();
         self.actr.connect();
         self.actr_z_nx.connect();
@@ -203,7 +228,10 @@ wire [{am}:0] am_e = ({{{a}{{sa0}}}} & ae0) | ({{{a}{{sa1}}}} & ae1) | ({{{a}{{s
 // (the late flush of this cycle only selects); `ep_full_r` and `pol_no_r`
 // hold their complements so that every register resets to 0, but pol_no_r
 // whose reset value is `lazy` (a constant)
-{fsm_n}always @(*) fsm_nx = fsm_n0 | fsm_n1 | fsm_n2 | fsm_n3;
+{fsm_n}// the parts of the next FSM masks, for store's registered check
+always @(*) fsm_wo = {fsm_wo};
+always @(*) fsm_rel = rel;
+always @(*) fsm_join = ord_join & ~nowait;
 wire closed_nx = ep_closed ? ~rel : (need_adv & ~room);
 // with a flush, ACTR was below its maximum (ep_room), so actr_k + 1 does
 // not wrap: all ones after it is actr_k == max - 1, below the window is
@@ -272,6 +300,10 @@ wire [{am}:0] ec_f{e} = ({{{A}{{sc{e} & sa{e} & ~lt{e}}}}} & ed1{e}) | {{{a1}'d0
                     a1 = A - 1
                 ))
                 .collect::<String>(),
+            fsm_wo = (0..E)
+                .map(|e| format!("({{{W}{{ep_old != 2'd{e}}}}} & ep_fsm[{e}])"))
+                .collect::<Vec<_>>()
+                .join(" | "),
             edm_w = (0..E)
                 .map(|e| format!("(~(rel & (ep_old == 2'd{e})) & ep_edm[{e}][sel_warp]) | "))
                 .collect::<String>(),
@@ -289,7 +321,7 @@ wire [{am}:0] ec_f{e} = ({{{A}{{sc{e} & sa{e} & ~lt{e}}}}} & ed1{e}) | {{{a1}'d0
         }
         v.push_str(
             "   end else begin\n      actr <= flush_now ? actr_f : actr_k;\n      \
-             fsm <= fsm_nx; ep_full_r <= ~room_nx; pol_no_r <= ~pol_nx;\n",
+             fsm <= fsm_n0 | fsm_n1 | fsm_n2 | fsm_n3; ep_full_r <= ~room_nx; pol_no_r <= ~pol_nx;\n",
         );
         for e in 0..E {
             // the epoch's counter: + a flush in ep_cur, - the acks of its tag;

@@ -324,7 +324,9 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.head_ctl.h_type.next = self.store.h_type.val();
         self.head_ctl.h_warps.next = self.store.h_warps.val();
         self.head_ctl.h_fsm.next = self.store.h_fsm.val();
-        self.store.fsm_nx.next = self.epochs.fsm_nx.val();
+        self.store.fsm_wo.next = self.epochs.fsm_wo.val();
+        self.store.fsm_rel.next = self.epochs.fsm_rel.val();
+        self.store.fsm_join.next = self.epochs.fsm_join.val();
         self.head_ctl.can_flush.next = self.can_flush.val();
         self.head_ctl.drainq.next = self.pipe.drainq.val();
         self.head_ctl.actr_z_nx.next = self.epochs.actr_z_nx.val();

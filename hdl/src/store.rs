@@ -166,11 +166,15 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     pub h_type: Signal<Out, Bits<3>>,
     pub h_line: Signal<Out, Bits<LW>>,
     pub h_warps: Signal<Out, Bits<W>>,
-    /// The FSM masks after this cycle (`epochs`' next `fsm`), and one of
-    /// the head entry's warps in FSM (`h_warps & fsm` not 0): a register
+    /// The parts of the FSM masks after this cycle (from
+    /// [`crate::epochs::Epochs`]: the masks but the oldest epoch's, the
+    /// oldest is released, the retiring head entry's warps join), and one
+    /// of the head entry's warps in FSM (`h_warps & fsm` not 0): a register
     /// from the next-state values, so the head flush's FSM check is ready
     /// at the start of the cycle.
-    pub fsm_nx: Signal<In, Bits<W>>,
+    pub fsm_wo: Signal<In, Bits<W>>,
+    pub fsm_rel: Signal<In, bool>,
+    pub fsm_join: Signal<In, bool>,
     pub h_fsm: Signal<Out, bool>,
     _s: State,
 }
@@ -446,16 +450,31 @@ wire ch1 = wr_coal & (wr_at_y ? two : eq_kh1);
 wire hq0 = n0_l == r1_line;
 wire hq1 = n1_l == r1_line;
 // h_fsm: the next head warps against the next FSM masks, for both outcomes
-// of the pop; a coalescing's bit (late) only ORs in the warp's FSM bit
-(* keep *) wire hf0 = |((empty ? wr_warps : st0_w) & fsm_nx);
-(* keep *) wire hf1 = |((one ? wr_warps : s1_w) & fsm_nx);
-(* keep *) wire hfw = |(wr_warps & fsm_nx);
-wire hf0_n = hf0 | (ch0 & hfw);
+// of the pop; a coalescing's bit (late) only ORs in the warp's FSM bit. The
+// next masks are `fsm` (less the oldest epoch's when released) plus the
+// retiring head entry's warps when they join: each word is checked against
+// the three registers, and the release and join bits only select.
+{hf}wire hf0_n = hf0 | (ch0 & hfw);
 wire hf1_n = hf1 | (ch1 & hfw);
 ",
             lm = LW - 1,
             wm = W - 1,
             w = W,
+            hf = [
+                ("hf0", "(empty ? wr_warps : st0_w)"),
+                ("hf1", "(one ? wr_warps : s1_w)"),
+                ("hfw", "wr_warps"),
+            ]
+            .iter()
+            .map(|(n, x)| format!(
+                "\
+(* keep *) wire {n}_a = |({x} & fsm);
+(* keep *) wire {n}_o = |({x} & fsm_wo);
+(* keep *) wire {n}_j = |({x} & st0_w);
+wire {n} = (fsm_rel & {n}_o) | (~fsm_rel & {n}_a) | (fsm_join & {n}_j);
+"
+            ))
+            .collect::<String>(),
         ));
         v.push_str(&format!(
             "\
