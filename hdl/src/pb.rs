@@ -294,7 +294,6 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.store.r1_line.next = self.pipe.r1_line.val();
         self.store.fsm.next = self.epochs.fsm.val();
         self.store.ob.next = self.warps.ob.val();
-        self.store.head.next = self.head_ctl.head.val();
         self.store.pop_pre.next = self.head_ctl.pop_pre.val();
         self.store.ha_flush.next = self.head_ctl.ha_flush.val();
         self.store.ev_pre.next = self.decide.ev_pre.val();
@@ -306,7 +305,6 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.store.wr_type.next = self.decide.wr_type.val();
         self.store.wr_line.next = self.decide.wr_line.val();
         self.store.wr_warps.next = self.decide.wr_warps.val();
-        self.store.wr_mask.next = self.decide.wr_mask.val();
         self.store.rda_type.next = self.pb_type.rd0.val();
         self.store.rda_line.next = self.pb_line.rd0.val();
         self.store.rda_warps.next = self.pb_warps.rd0.val();
