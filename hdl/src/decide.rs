@@ -87,8 +87,11 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     pub sp_line: Signal<Out, Bits<LW>>,
     pub wr_type: Signal<Out, Bits<3>>,
     pub wr_line: Signal<Out, Bits<LW>>,
+    /// The request warp's bit; `pb_warps`' write mask is all ones for an
+    /// allocation (`wr_at_tail`), else this bit: made by
+    /// [`crate::store::PbStore`], so that `push` does not fan out to a
+    /// W-bit select here.
     pub wr_warps: Signal<Out, Bits<W>>,
-    pub wr_mask: Signal<Out, Bits<W>>,
     /// The parts of the eviction flush {r2_line, k_warps, evict 1} known
     /// from registers: a valid evict of a live, hooked `k` that may flush
     /// (`can_flush`); the consuming blocks AND it with the checks of entry
@@ -129,7 +132,6 @@ struct Out_ {
     wr_type: u64,
     wr_line: u64,
     wr_warps: u64,
-    wr_mask: u64,
     ev_pre: bool,
     odm_set: u64,
     tgt: bool,
@@ -227,7 +229,6 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
             wr_type: if ev_flush { 0 } else { push_type },
             wr_line: if st_alloc { line } else { 0 },
             wr_warps: wbit,
-            wr_mask: if push { mask(W) } else { wbit },
             ev_pre: go && is_evict && self.r2_pbv.val() && live_k && self.can_flush.val(),
             odm_set: if o_taken && stalls_odm { wbit } else { 0 },
             tgt: waits || (o_taken && (stalls_odm || self.lazy.val())),
@@ -263,7 +264,6 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
         self.wr_type.next = bv(o.wr_type);
         self.wr_line.next = bv(o.wr_line);
         self.wr_warps.next = bv(o.wr_warps);
-        self.wr_mask.next = bv(o.wr_mask);
         self.ev_pre.next = o.ev_pre;
         self.odm_set.next = bv(o.odm_set);
         self.odm_req.next = o.odm_set != 0;
@@ -294,7 +294,6 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Logic
         self.wr_type.connect();
         self.wr_line.connect();
         self.wr_warps.connect();
-        self.wr_mask.connect();
         self.ev_pre.connect();
         self.odm_set.connect();
         self.odm_req.connect();
@@ -335,7 +334,9 @@ wire younger = yq_valid & k_older_y;
 wire st = go & is_store & ~busy;
 wire st_wait = st & buffered & younger;
 wire st_coal = st & buffered & ~younger;
-wire st_alloc = st & ~buffered & ~full;
+// (kept: busy, late with the head flush, is the allocation's last gate)
+(* keep *) wire st_alloc_nb = go & is_store & ~buffered & ~full;
+wire st_alloc = st_alloc_nb & ~busy;
 // evict
 wire ev = go & is_evict & ~busy;
 wire ev_clean = ev & ~buffered;
@@ -345,7 +346,9 @@ wire ev_go = ev & buffered & ~k_older & ~k_fsm & can_flush;
 // y = tail - 1 is a register of head_ctl
 // with one entry, y is the head entry and, being an ordering entry of type
 // t, it retires this cycle: the spec's (pop & y == head) is `one`
-wire coal = ~empty & (last_type == t) & ~one;
+// (last_type == t as last_type - 1 == r2_op: no adder behind r2_op)
+wire [2:0] lt_m1 = last_type - 3'd1;
+wire coal = ~empty & (lt_m1 == r2_op) & ~one;
 wire named = coal & yq_valid & (yq_idx == y);
 wire o_ok = go & is_ord & (named | ~q_full);
 wire o_coal = o_ok & coal;
@@ -376,7 +379,6 @@ always @(*) sp_line = is_store ? r2_line : {lw}'d0;
 always @(*) wr_type = ev_go ? 3'd0 : a_type;
 always @(*) wr_line = st_alloc ? r2_line : {lw}'d0;
 always @(*) wr_warps = wbit;
-always @(*) wr_mask = alloc ? {{{w}{{1'b1}}}} : wbit;
 always @(*) ev_pre = go & is_evict & r2_pbv & live_k & can_flush;
 wire odm_go = o_taken & stalls_odm;
 always @(*) odm_set = odm_go ? wbit : {w}'d0;

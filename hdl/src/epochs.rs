@@ -54,6 +54,15 @@ pub struct Epochs<const W: usize, const WB: usize, const A: usize> {
     /// next-state masks), of their EDM masks.
     pub fsm: Signal<Out, Bits<W>>,
     pub edm: Signal<Out, Bits<W>>,
+    /// The parts of `fsm` after this cycle, for the head entry's
+    /// registered FSM check in [`crate::store::PbStore`]: the FSM masks but
+    /// the oldest epoch's (`fsm_wo`, from registers), the oldest epoch is
+    /// released (`fsm_rel`), a retiring ordering entry joins its warps
+    /// (`fsm_join`). Next `fsm` = (`fsm_rel` ? `fsm_wo` : `fsm`) | (`fsm_join` ?
+    /// `fsm_add` : 0).
+    pub fsm_wo: Signal<Out, Bits<W>>,
+    pub fsm_rel: Signal<Out, bool>,
+    pub fsm_join: Signal<Out, bool>,
     /// The warp of the request in `r1` (`sel_warp`) and its bit of `edm`
     /// next cycle (from registers and the head action only), for its stall
     /// bit selected a cycle early: the masks' bits are selected from
@@ -75,6 +84,21 @@ pub struct Epochs<const W: usize, const WB: usize, const A: usize> {
 }
 
 impl<const W: usize, const WB: usize, const A: usize> Epochs<W, WB, A> {
+    /// (`rel`: the oldest epoch is released, `nowait`: a retiring ordering
+    /// entry joins no epoch), from the state at the start of the cycle.
+    fn rel_nowait(&self) -> (bool, bool) {
+        let s = &self._s;
+        let (cur, old) = (s.cur, s.old);
+        let rel = s.ectr[old] == 0 && old != cur;
+        let j = if s.ectr[cur] != 0 {
+            cur
+        } else {
+            (cur + E - 1) % E
+        };
+        let nowait = (s.ectr[cur] == 0 && cur == old) || (j == old && s.ectr[old] == 0);
+        (rel, nowait)
+    }
+
     fn next_state(&self) -> State {
         if self.rst.val() {
             return State::default();
@@ -133,6 +157,10 @@ impl<const W: usize, const WB: usize, const A: usize> Logic for Epochs<W, WB, A>
         let n = u(&self.ack_count);
         self.fsm.next = bv(s.fsm.iter().fold(0, |a, m| a | m));
         self.edm.next = bv(s.edm.iter().fold(0, |a, m| a | m));
+        let (rel, nowait) = self.rel_nowait();
+        self.fsm_wo.next = bv((0..E).filter(|&e| e != s.old).fold(0, |a, e| a | s.fsm[e]));
+        self.fsm_rel.next = rel;
+        self.fsm_join.next = self.ord_join.val() && !nowait;
         let edm_nx = self.next_state().edm.iter().fold(0, |a, m| a | m);
         self.edm_w.next = edm_nx >> u(&self.sel_warp) & 1 == 1;
         self.actr.next = bv(s.actr);
@@ -145,6 +173,9 @@ impl<const W: usize, const WB: usize, const A: usize> Logic for Epochs<W, WB, A>
     fn connect(&mut self) {
         self.fsm.connect();
         self.edm.connect();
+        self.fsm_wo.connect();
+        self.fsm_rel.connect();
+        self.fsm_join.connect();
         self.edm_w.connect();
         self.actr.connect();
         self.actr_z_nx.connect();
@@ -164,7 +195,13 @@ reg ep_closed;
 wire flush_now = ha_flush | (ev_pre & k_ev & ~fifo_has);
 wire [{am}:0] ectr_ack = ectr[ack_epoch];
 wire [{am}:0] ack_n = {{{{{a3}{{1'b0}}}}, ack_count}};
-wire ack_lt = ack_n > ectr_ack;
+// each counter less the ack count (and + 1, as less ack_n - 1), and ACTR
+// less each counter, subtracted from registers: min(ack_n, ectr[e]) is 0
+// or that difference, and the epoch, the min and the flush only select,
+// by AND-OR (no `?:` that synthesis could share into one subtractor behind
+// the selects)
+wire [{am}:0] ack_m1 = ack_n - {a}'d1;
+{ec}wire ack_lt = (sa0 & lt0) | (sa1 & lt1) | (sa2 & lt2) | (sa3 & lt3);
 wire [{am}:0] acked = ack_lt ? ectr_ack : ack_n;
 wire cur_nz = |ectr[ep_cur];
 wire old_z = ~|ectr[ep_old];
@@ -183,15 +220,19 @@ wire room = (ep_cur + 2'd1 != ep_old) | rel;
 // epoch's counter, when the ack exceeds it), and the policy and room
 // checks made on both before the min selects (actr_k)
 (* keep *) wire [{am}:0] actr_m = actr - ack_n;
-(* keep *) wire [{am}:0] am_e = actr - ectr_ack;
+wire [{am}:0] am_e = ({{{a}{{sa0}}}} & ae0) | ({{{a}{{sa1}}}} & ae1) | ({{{a}{{sa2}}}} & ae2) | ({{{a}{{sa3}}}} & ae3);
 (* keep *) wire [{am}:0] actr_k = ack_lt ? am_e : actr_m;
 (* keep *) wire [{am}:0] actr_f = actr_k + {a}'d1;
-{ec}
+
 // fsm, ep_room and policy_ok are registered from the next-state values
 // (the late flush of this cycle only selects); `ep_full_r` and `pol_no_r`
 // hold their complements so that every register resets to 0, but pol_no_r
 // whose reset value is `lazy` (a constant)
-{fsm_n}wire closed_nx = ep_closed ? ~rel : (need_adv & ~room);
+{fsm_n}// the parts of the next FSM masks, for store's registered check
+always @(*) fsm_wo = {fsm_wo};
+always @(*) fsm_rel = rel;
+always @(*) fsm_join = ord_join & ~nowait;
+wire closed_nx = ep_closed ? ~rel : (need_adv & ~room);
 // with a flush, ACTR was below its maximum (ep_room), so actr_k + 1 does
 // not wrap: all ones after it is actr_k == max - 1, below the window is
 // actr_k < window - 1 (none for window 0)
@@ -244,10 +285,25 @@ always @(posedge clock) begin
                 .collect::<String>(),
             ec = (0..E)
                 .map(|e| format!(
-                    "(* keep *) wire [{am}:0] ec_m{e} = ectr[{e}] - ((ack_epoch == 2'd{e}) ? acked : {A}'d0);\n(* keep *) wire [{am}:0] ec_f{e} = (ep_cur == 2'd{e}) ? ec_m{e} + {A}'d1 : ec_m{e};\n",
-                    am = A - 1
+                    "\
+(* keep *) wire [{am}:0] ed{e} = ectr[{e}] - ack_n;
+(* keep *) wire [{am}:0] ed1{e} = ectr[{e}] - ack_m1;
+(* keep *) wire [{am}:0] ei{e} = ectr[{e}] + {A}'d1;
+(* keep *) wire [{am}:0] ae{e} = actr - ectr[{e}];
+wire lt{e} = ack_n > ectr[{e}];
+wire sa{e} = ack_epoch == 2'd{e};
+wire sc{e} = ep_cur == 2'd{e};
+wire [{am}:0] ec_m{e} = ({{{A}{{sa{e} & ~lt{e}}}}} & ed{e}) | ({{{A}{{~sa{e}}}}} & ectr[{e}]);
+wire [{am}:0] ec_f{e} = ({{{A}{{sc{e} & sa{e} & ~lt{e}}}}} & ed1{e}) | {{{a1}'d0, sc{e} & sa{e} & lt{e}}} | ({{{A}{{sc{e} & ~sa{e}}}}} & ei{e}) | ({{{A}{{~sc{e}}}}} & ec_m{e});
+",
+                    am = A - 1,
+                    a1 = A - 1
                 ))
                 .collect::<String>(),
+            fsm_wo = (0..E)
+                .map(|e| format!("({{{W}{{ep_old != 2'd{e}}}}} & ep_fsm[{e}])"))
+                .collect::<Vec<_>>()
+                .join(" | "),
             edm_w = (0..E)
                 .map(|e| format!("(~(rel & (ep_old == 2'd{e})) & ep_edm[{e}][sel_warp]) | "))
                 .collect::<String>(),
@@ -272,7 +328,7 @@ always @(posedge clock) begin
             // its masks: cleared on release, joined by a retiring ordering entry
             v.push_str(&format!(
                 "\
-      ectr[{e}] <= flush_now ? ec_f{e} : ec_m{e};
+      ectr[{e}] <= ({{{A}{{flush_now}}}} & ec_f{e}) | ({{{A}{{~flush_now}}}} & ec_m{e});
       ep_fsm[{e}] <= fsm_n{e};
       ep_edm[{e}] <= edm_n{e};
 "

@@ -158,49 +158,60 @@ wire [1:0] wslot = (rn >= 3'd3) ? rn[1:0] - 2'd3 : rn[1:0];
 wire [1:0] d0 = (rd == 2'd0) ? 2'd0 : (rd == 2'd1) ? 2'd2 : 2'd1;
 wire [1:0] d1 = (rd == 2'd0) ? 2'd1 : (rd == 2'd1) ? 2'd0 : 2'd2;
 wire [1:0] d2 = (rd == 2'd0) ? 2'd2 : (rd == 2'd1) ? 2'd1 : 2'd0;
-always @(*) not_full = n != 2'd3;
+// not_full is a register (its complement, 0 at reset), from the next ring
+// count: it starts can_flush, and so the head flush, early in the cycle
+reg full_r;
+always @(*) not_full = ~full_r;
 // has_line (busy check, 4.2) is registered while the request is in r1: the
 // lines queued after this cycle's take and push against r1's line; the
 // late eviction flush only selects the pushed line
 wire g0 = (d0 < n) & (b_line[0] == r1_line);
 wire g1 = (d1 < n) & (b_line[1] == r1_line);
 wire g2 = (d2 < n) & (b_line[2] == r1_line);
-wire g_base = g0 | g1 | g2 | (~take & flush_valid & (flush_line == r1_line));
 // (AND-OR, not `?:`, so that synthesis keeps both compares before it)
 wire g_e = q_line == r1_line;
 wire g_n = ha_flush & (head_line == r1_line);
+// for both outcomes of take: the head's line counts when kept
+(* keep *) wire g_t = g0 | g1 | g2 | (push_evict & g_e) | (~push_evict & g_n);
+(* keep *) wire g_k = g_t | (flush_valid & (flush_line == r1_line));
 
 // the head's next value when kept (filled by a push when empty) and when
-// taken (the ring's oldest, else a push, else empty)
-wire v_keep = flush_valid | push;
-wire v_take = nz | push;
-wire [{lm}:0] l_keep = flush_valid ? flush_line : push ? p_line : {lw}'d0;
-wire [{lm}:0] l_take = nz ? b_line[rd] : push ? p_line : {lw}'d0;
-wire [{wm}:0] w_keep = flush_valid ? flush_warps : push ? p_warps : {w}'d0;
-wire [{wm}:0] w_take = nz ? b_warps[rd] : push ? p_warps : {w}'d0;
-wire e_keep = flush_valid ? flush_evict : push & push_evict;
-wire e_take = nz ? b_evict[rd] : push & push_evict;
-wire [1:0] p_keep = flush_valid ? flush_epoch : push ? push_epoch : 2'd0;
-wire [1:0] p_take = nz ? b_epoch[rd] : push ? push_epoch : 2'd0;
+// taken (the ring's oldest, else a push, else empty); every register's
+// next value is kept as a net for both outcomes of take, so that the input
+// is the last select (synthesis would fold it into the selects before)
+(* keep *) wire v_keep = flush_valid | push;
+(* keep *) wire v_take = nz | push;
+(* keep *) wire [{lm}:0] l_keep = flush_valid ? flush_line : push ? p_line : {lw}'d0;
+(* keep *) wire [{lm}:0] l_take = nz ? b_line[rd] : push ? p_line : {lw}'d0;
+(* keep *) wire [{wm}:0] w_keep = flush_valid ? flush_warps : push ? p_warps : {w}'d0;
+(* keep *) wire [{wm}:0] w_take = nz ? b_warps[rd] : push ? p_warps : {w}'d0;
+(* keep *) wire e_keep = flush_valid ? flush_evict : push & push_evict;
+(* keep *) wire e_take = nz ? b_evict[rd] : push & push_evict;
+(* keep *) wire [1:0] p_keep = flush_valid ? flush_epoch : push ? push_epoch : 2'd0;
+(* keep *) wire [1:0] p_take = nz ? b_epoch[rd] : push ? push_epoch : 2'd0;
 // ring count: kept head, a push joins the ring when the head is valid;
 // taken head, the ring's oldest moves up and a push joins it when n > 0
-wire [1:0] n_keep = n + {{1'b0, push & flush_valid}};
-wire [1:0] n_take = nz ? n - {{1'b0, ~push}} : 2'd0;
+(* keep *) wire [1:0] n_keep = n + {{1'b0, push & flush_valid}};
+(* keep *) wire [1:0] n_take = nz ? n - {{1'b0, ~push}} : 2'd0;
+(* keep *) wire [1:0] rd_take = nz ? rd_inc : rd;
+(* keep *) wire fu_keep = n_keep == 2'd3;
+(* keep *) wire fu_take = n_take == 2'd3;
 
 always @(posedge clock) begin
    if (rst) begin
       flush_valid <= 1'b0; flush_line <= {lw}'d0; flush_warps <= {w}'d0;
       flush_evict <= 1'b0; flush_epoch <= 2'd0; rd <= 2'd0; n <= 2'd0;
-      has_line <= 1'b0;
+      has_line <= 1'b0; full_r <= 1'b0;
    end else begin
-      has_line <= g_base | (push_evict & g_e) | (~push_evict & g_n);
+      full_r <= take ? fu_take : fu_keep;
+      has_line <= (take & g_t) | (~take & g_k);
       flush_valid <= take ? v_take : v_keep;
       flush_line <= take ? l_take : l_keep;
       flush_warps <= take ? w_take : w_keep;
       flush_evict <= take ? e_take : e_keep;
       flush_epoch <= take ? p_take : p_keep;
       n <= take ? n_take : n_keep;
-      if (take & nz) rd <= rd_inc;
+      rd <= take ? rd_take : rd;
       // a push is written to the ring slot behind the queued ones; when it
       // goes to the head instead, the slot is not counted (n stays 0)
       if (push) begin

@@ -38,7 +38,9 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     /// The head entry (`pb_type[head]`, `pb_warps[head]`), from the staging register.
     pub h_type: Signal<In, Bits<3>>,
     pub h_warps: Signal<In, Bits<W>>,
-    pub fsm: Signal<In, Bits<W>>,
+    /// One of the head entry's warps is in FSM (`h_warps & fsm` not 0):
+    /// a register of [`crate::store::PbStore`].
+    pub h_fsm: Signal<In, bool>,
     pub can_flush: Signal<In, bool>,
     pub drainq: Signal<In, bool>,
     /// After this cycle: `actr == 0` (epochs); `!inv_req && inv_cur == 0` (inval).
@@ -125,7 +127,7 @@ impl<const W: usize, const IW: usize, const A: usize> Head<W, IW, A> {
             pop: !empty && ht == u64::from(ty::HOLE),
             flush: !empty
                 && ht == u64::from(ty::PERSIST)
-                && u(&self.h_warps) & u(&self.fsm) == 0
+                && !self.h_fsm.val()
                 && self.can_flush.val()
                 && (force || policy_ok),
             retire: !empty && ht >= u64::from(ty::OFENCE),
@@ -263,7 +265,8 @@ wire two_w = ~full & (head + {iw}'d2 == tail);
 wire policy_ok = pol_ok;
 wire force_dr = drain_pend | full | drainq;
 wire a_pop = ~empty_w & (h_type == 3'd0);
-wire a_flush = ~empty_w & (h_type == 3'd1) & ~|(h_warps & fsm) & can_flush & (force_dr | policy_ok);
+// (the FSM check of the head's warps is a register of store: h_fsm)
+wire a_flush = ~empty_w & (h_type == 3'd1) & ~h_fsm & can_flush & (force_dr | policy_ok);
 wire a_retire = ~empty_w & (h_type >= 3'd2);
 // head_final: an eviction flush takes the cycle's flush; pop and retire
 // proceed, so the retirement depends on registers only. The eviction flush
@@ -287,7 +290,10 @@ wire d_y = {d_older_y};
 wire d_t = {d_older_t};
 wire e_younger = (tgt_k & d_k) | (~tgt_k & tgt_y & d_y) | (~tgt_k & ~tgt_y & d_t);
 wire new_tgt = tgt & (~pend_after | e_younger);
-wire [{im}:0] tail_inc = tail + {iw}'d1;
+// tail + 1 and its compare with head are kept as nets: the (late) push
+// selects, instead of entering the incrementer's carry chain
+(* keep *) wire [{im}:0] tail_inc = tail + {iw}'d1;
+(* keep *) wire full_p = tail_inc == head;
 // live(k) of r1's k next cycle, when it is decided: older than tail now,
 // less the head if it pops, plus tail if this cycle allocates there (full
 // after the push makes every entry live); the late pop only selects
@@ -335,7 +341,7 @@ always @(posedge clock) begin
          last_type <= push_type;
       end
       // full = (count + push - pop == N); a push implies not full
-      if (push & ~f_pop) full <= tail_inc == head;
+      if (push & ~f_pop) full <= full_p;
       else if (f_pop & ~push) full <= 1'b0;
       drain_pend <= new_tgt | pend_after;
       if (new_tgt) drain_idx <= tgt_idx;

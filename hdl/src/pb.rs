@@ -302,7 +302,6 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.store.r1_line.next = self.pipe.r1_line.val();
         self.store.fsm.next = self.epochs.fsm.val();
         self.store.ob.next = self.warps.ob.val();
-        self.store.head.next = self.head_ctl.head.val();
         self.store.pop_pre.next = self.head_ctl.pop_pre.val();
         self.store.ha_flush.next = self.head_ctl.ha_flush.val();
         self.store.ev_pre.next = self.decide.ev_pre.val();
@@ -314,7 +313,6 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.store.wr_type.next = self.decide.wr_type.val();
         self.store.wr_line.next = self.decide.wr_line.val();
         self.store.wr_warps.next = self.decide.wr_warps.val();
-        self.store.wr_mask.next = self.decide.wr_mask.val();
         self.store.rda_type.next = self.pb_type.rd0.val();
         self.store.rda_line.next = self.pb_line.rd0.val();
         self.store.rda_warps.next = self.pb_warps.rd0.val();
@@ -331,7 +329,10 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.head_ctl.k1.next = self.pipe.r1_pbidx.val();
         self.head_ctl.h_type.next = self.store.h_type.val();
         self.head_ctl.h_warps.next = self.store.h_warps.val();
-        self.head_ctl.fsm.next = self.epochs.fsm.val();
+        self.head_ctl.h_fsm.next = self.store.h_fsm.val();
+        self.store.fsm_wo.next = self.epochs.fsm_wo.val();
+        self.store.fsm_rel.next = self.epochs.fsm_rel.val();
+        self.store.fsm_join.next = self.epochs.fsm_join.val();
         self.head_ctl.can_flush.next = self.can_flush.val();
         self.head_ctl.drainq.next = self.pipe.drainq.val();
         self.head_ctl.actr_z_nx.next = self.epochs.actr_z_nx.val();

@@ -100,7 +100,6 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     pub r1_line: Signal<In, Bits<LW>>,
     pub fsm: Signal<In, Bits<W>>,
     pub ob: Signal<In, Bits<W>>,
-    pub head: Signal<In, Bits<IW>>,
     /// The head entry leaves this cycle: the head action's pop without
     /// (`pop_pre`) and with (`ha_flush`) its flush, which the request's
     /// eviction flush cancels; that flush is recomputed here from its parts
@@ -128,8 +127,9 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     pub sp_line: Signal<In, Bits<LW>>,
     pub wr_type: Signal<In, Bits<3>>,
     pub wr_line: Signal<In, Bits<LW>>,
+    /// The request warp's bit (`pb_warps`' write mask: all ones for an
+    /// allocation, `wr_at_tail`, else this bit).
     pub wr_warps: Signal<In, Bits<W>>,
-    pub wr_mask: Signal<In, Bits<W>>,
     // registered read data of the memories: port 0 (pf), port 1 (r1.pbidx)
     pub rda_type: Signal<In, Bits<3>>,
     pub rda_line: Signal<In, Bits<LW>>,
@@ -166,6 +166,16 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     pub h_type: Signal<Out, Bits<3>>,
     pub h_line: Signal<Out, Bits<LW>>,
     pub h_warps: Signal<Out, Bits<W>>,
+    /// The parts of the FSM masks after this cycle (from
+    /// [`crate::epochs::Epochs`]: the masks but the oldest epoch's, the
+    /// oldest is released, the retiring head entry's warps join), and one
+    /// of the head entry's warps in FSM (`h_warps & fsm` not 0): a register
+    /// from the next-state values, so the head flush's FSM check is ready
+    /// at the start of the cycle.
+    pub fsm_wo: Signal<In, Bits<W>>,
+    pub fsm_rel: Signal<In, bool>,
+    pub fsm_join: Signal<In, bool>,
+    pub h_fsm: Signal<Out, bool>,
     _s: State,
 }
 
@@ -215,7 +225,8 @@ impl<const W: usize, const IW: usize, const LW: usize> PbStore<W, IW, LW> {
         }
         let s = &self._s;
         let im = mask(IW);
-        let head = u(&self.head);
+        // pf is head + 2 (the head pointer itself is not an input)
+        let head = s.pf.wrapping_sub(2) & im;
         let h1 = (head + 1) & im;
         let st1_eff = if s.popped {
             self.fwd(self.rda(), h1)
@@ -230,7 +241,11 @@ impl<const W: usize, const IW: usize, const LW: usize> PbStore<W, IW, LW> {
             ty: u(&self.wr_type),
             line: u(&self.wr_line),
             warps: u(&self.wr_warps),
-            mask: u(&self.wr_mask),
+            mask: if self.wr_at_tail.val() {
+                mask(W)
+            } else {
+                u(&self.wr_warps)
+            },
         };
         let (k_ev, hl_eq) = self.ev_parts();
         let ha_flush = self.ha_flush.val();
@@ -287,6 +302,7 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
         self.h_type.next = bv(s.st0.ty);
         self.h_line.next = bv(s.st0.line);
         self.h_warps.next = bv(s.st0.warps);
+        self.h_fsm.next = s.st0.warps & u(&self.fsm) != 0;
     }
     fn connect(&mut self) {
         self.pf.connect();
@@ -308,6 +324,7 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
         self.h_type.connect();
         self.h_line.connect();
         self.h_warps.connect();
+        self.h_fsm.connect();
     }
     fn hdl(&self) -> Verilog {
         // `fwd(P, A)`: read data P at address A with wq2, then wq1, applied.
@@ -341,7 +358,8 @@ reg [{lm}:0] st1_l;
 reg [{wm}:0] st1_w;
 reg popped;
 reg [{im}:0] pf1;
-wire [{im}:0] h1 = head + {iw}'d1;
+// head + 1 is a register too: after a pop it is the old pf (head + 2)
+reg [{im}:0] h1;
 (* keep *) wire [{im}:0] pf2 = pf + {iw}'d2;
 // entry k's forwarding next cycle: k1 against this cycle's write (wq2
 // then) and the decision's write (wq1 then), compared from registers
@@ -437,10 +455,32 @@ wire ch1 = wr_coal & (wr_at_y ? two : eq_kh1);
 // (AND-OR select: see the checks of k)
 wire hq0 = n0_l == r1_line;
 wire hq1 = n1_l == r1_line;
+// h_fsm: the next head warps against the next FSM masks, for both outcomes
+// of the pop; a coalescing's bit (late) only ORs in the warp's FSM bit. The
+// next masks are `fsm` (less the oldest epoch's when released) plus the
+// retiring head entry's warps when they join: each word is checked against
+// the three registers, and the release and join bits only select.
+{hf}wire hf0_n = hf0 | (ch0 & hfw);
+wire hf1_n = hf1 | (ch1 & hfw);
 ",
             lm = LW - 1,
             wm = W - 1,
             w = W,
+            hf = [
+                ("hf0", "(empty ? wr_warps : st0_w)"),
+                ("hf1", "(one ? wr_warps : s1_w)"),
+                ("hfw", "wr_warps"),
+            ]
+            .iter()
+            .map(|(n, x)| format!(
+                "\
+(* keep *) wire {n}_a = |({x} & fsm);
+(* keep *) wire {n}_o = |({x} & fsm_wo);
+(* keep *) wire {n}_j = |({x} & st0_w);
+wire {n} = (fsm_rel & {n}_o) | (~fsm_rel & {n}_a) | (fsm_join & {n}_j);
+"
+            ))
+            .collect::<String>(),
         ));
         v.push_str(&format!(
             "\
@@ -452,15 +492,15 @@ always @(posedge clock) begin
       m2_type <= 3'd0; m2_line <= {lw}'d0; m2_warps <= {w}'d0; m2_mask <= {w}'d0;
       h_type <= 3'd0; h_line <= {lw}'d0; h_warps <= {w}'d0;
       st1_t <= 3'd0; st1_l <= {lw}'d0; st1_w <= {w}'d0;
-      popped <= 1'b0; pf <= {iw}'d2; pf1 <= {iw}'d3; mk1 <= 1'b0; mk2 <= 1'b0;
-      hl_eq <= 1'b0;
+      popped <= 1'b0; pf <= {iw}'d2; pf1 <= {iw}'d3; h1 <= {iw}'d1; mk1 <= 1'b0; mk2 <= 1'b0;
+      hl_eq <= 1'b0; h_fsm <= 1'b0;
       m1_full <= 1'b0; m2_full <= 1'b0;
    end else begin
       mk1 <= mk1_n; mk2 <= m_wa == k1; m1_full <= wr_at_tail; m2_full <= m1_full;
       // the decision's write: to the memories next cycle
       m_type_we <= wr_type_en; m_line_we <= wr_line_en; m_warps_we <= wr_warps_en;
       m_wa <= wr_addr; m_type_wd <= wr_type; m_line_wd <= wr_line;
-      m_warps_wd <= wr_warps; m_warps_wm <= wr_mask;
+      m_warps_wd <= wr_warps; m_warps_wm <= wr_at_tail ? {{{w}{{1'b1}}}} : wr_warps;
       m2_te <= m_type_we; m2_le <= m_line_we; m2_we <= m_warps_we; m2_addr <= m_wa;
       m2_type <= m_type_wd; m2_line <= m_line_wd; m2_warps <= m_warps_wd; m2_mask <= m_warps_wm;
       // staging, coherent with this cycle's write
@@ -472,7 +512,9 @@ always @(posedge clock) begin
       st1_t <= n1_t; st1_l <= n1_l; st1_w <= n1_w;
       popped <= pop;
       hl_eq <= (pop & hq1) | (~pop & hq0);
+      h_fsm <= (pop & hf1_n) | (~pop & hf0_n);
       if (pop) begin
+         h1 <= pf;
          pf <= pf1;
          pf1 <= pf2;
       end

@@ -132,7 +132,7 @@ const PROPS: [Property; 14] = [
         BrokenVariant {
             what: "head flush without the FSM gate",
             breakage: Breakage::Rtl(VerilogPatch::once(
-                "(h_type == 3'd1) & ~|(h_warps & fsm) & can_flush",
+                "(h_type == 3'd1) & ~h_fsm & can_flush",
                 "(h_type == 3'd1) & can_flush",
             )),
             depth: 16,

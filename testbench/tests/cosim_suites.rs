@@ -248,7 +248,7 @@ fn altered_rtl_file_is_caught_with_waveforms() {
     // The window compare off by one, and the head's FSM gating removed.
     for (from, to, name) in [
         ("(actr_m < window)", "(actr_m <= window)", "window"),
-        ("& ~|(h_warps & fsm) & can_flush", "& can_flush", "fsm"),
+        ("& ~h_fsm & can_flush", "& can_flush", "fsm"),
     ] {
         let mut o = opts(p);
         let (_keep, rtl_file) = mutated_rtl(&p, from, to);
