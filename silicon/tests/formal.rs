@@ -126,7 +126,7 @@ fn every_broken_variant_applies() {
 fn a_failed_proof_is_a_result_not_an_error() {
     let out = tempfile::tempdir().unwrap();
     let opts = silicon::ProveOptions {
-        property: Some("coalesce".into()),
+        property: Some("durable".into()),
         out: Some(out.path().join("logs")),
         sabotage: true,
         ..Default::default()
@@ -136,7 +136,7 @@ fn a_failed_proof_is_a_result_not_an_error() {
     assert!(matches!(r.runs[0].verdict, Verdict::Failed(_)) && !r.runs[0].broken);
     assert!(!r.all_as_expected());
     assert!(silicon::format_proofs(&r).contains("UNEXPECTED"));
-    assert!(silicon::format_proof_failures(&r).contains("coalesce (proof failed)"));
+    assert!(silicon::format_proof_failures(&r).contains("durable (proof failed)"));
     assert!(
         !out.path().join("logs").exists(),
         "logs of a failed check published"
