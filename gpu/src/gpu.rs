@@ -96,12 +96,10 @@ impl Gpu {
         let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
         let sms = (0..cfg.core.sms)
             .map(|s| {
-                // The RTL's flops have no reset value: one cycle of `rst`
-                // first, then the reset cycle (spec §7), before cycle 0.
+                // The RTL's flops have no reset value: reset before cycle 0.
                 let u = sbrp.then(|| {
                     let mut u = unit(s);
-                    u.step(&sbrp_iface::PbIn::reset());
-                    u.step(&sbrp_iface::PbIn::idle());
+                    u.reset_sequence();
                     u
                 });
                 Sm::new(s, cfg, u, false)

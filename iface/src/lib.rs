@@ -444,6 +444,9 @@ impl PbIn {
     }
 }
 
+/// Cycles [`PbUnit::reset_sequence`] steps (§7: `rst`, then the reset cycle).
+pub const RESET_CYCLES: u64 = 2;
+
 /// One implementation of the persist buffer unit, stepped one clock cycle at a time.
 pub trait PbUnit {
     fn params(&self) -> &PbParams;
@@ -451,6 +454,13 @@ pub trait PbUnit {
     fn step(&mut self, inp: &PbIn) -> PbOut;
     /// The engine name reports use: "model", "rusthdl", "verilator" (`testbench::Engine`).
     fn name(&self) -> &str;
+    /// Resets the unit as §7 defines it: a cycle with `rst`, then the
+    /// reset cycle ([`RESET_CYCLES`] steps); the next step shows the reset
+    /// state.
+    fn reset_sequence(&mut self) {
+        self.step(&PbIn::reset());
+        self.step(&PbIn::idle());
+    }
     /// Internal signals this implementation shows in its waveform beside
     /// the ports (none by default; see [`vcd`]).
     fn probes(&self) -> Vec<Probe> {

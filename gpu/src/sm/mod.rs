@@ -489,7 +489,7 @@ impl Sm {
         let rr = self.rr;
         // A step still waiting for acknowledgements would do nothing; the
         // counters only grow during the loop, so it stays blocked.
-        let blocked = m.steps_blocked(self.pm_out > 0, self.vol_out > 0);
+        let blocked = self.steps_blocked();
         let mut bits = (m.ready | m.due | (m.steps & !blocked)).rotate_right(rr as u32);
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;

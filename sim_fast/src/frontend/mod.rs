@@ -27,7 +27,7 @@ pub use events::{EventSink, NullSink, RecordingSink};
 pub use flags::{Flags, Release};
 pub use l1::{WriteBack, L1};
 
-use sbrp_iface::{PbIn, PbParams, PbUnit};
+use sbrp_iface::{PbParams, PbUnit, RESET_CYCLES};
 use sbrp_trace::{Execution, RunEnd, Trace, WarpId};
 
 use sm::{Inv, Sm};
@@ -152,14 +152,13 @@ impl FrontEnd {
     /// cycles, §7); requests in flight are forgotten (the unit drops them).
     pub fn reset(&mut self) {
         for sm in &mut self.sms {
-            sm.unit.step(&PbIn::reset());
-            sm.unit.step(&PbIn::idle());
+            sm.unit.reset_sequence();
             sm.pending.clear();
             sm.stall = 0;
             sm.inv = Inv::Idle;
             sm.inv_pulse = false;
         }
-        self.now += 2;
+        self.now += RESET_CYCLES;
     }
 
     /// Loads the programs of a trace (replacing finished ones), flags and
