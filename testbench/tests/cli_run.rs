@@ -454,3 +454,46 @@ fn a_warps_last_instruction_takes_its_latency() {
     let load = run("load", "  ld.pm 0x100 +4\n");
     assert!(load > 5_000, "trailing PM load cost nothing: {load}");
 }
+
+/// `sbrp bench-gpu` on a small synthetic program: one line per preset with
+/// its rate, the program's instruction mix adding up to its size, and an
+/// unknown preset refused with exit 2 before anything runs.
+#[test]
+fn bench_gpu_reports_rates_and_the_instruction_mix() {
+    let (code, out, err) = sbrp(&[
+        "bench-gpu",
+        "--presets",
+        "epoch-near,sbrp-far",
+        "--kernels",
+        "1",
+        "--ctas",
+        "4",
+        "--warps",
+        "2",
+        "--instrs",
+        "40",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("= 320 warp instructions"), "{out}");
+    let mix = out.lines().find(|l| l.starts_with("mix:")).expect(&out);
+    let counts: Vec<u64> = mix
+        .split(&[':', ',', '('][..])
+        .filter_map(|f| f.split_whitespace().last()?.parse().ok())
+        .collect();
+    assert_eq!(counts.len(), 3, "{mix}");
+    assert_eq!(counts.iter().sum::<u64>(), 320, "{mix}");
+    assert!(counts[0] > 0 && counts[1] > 0 && counts[2] > 0, "{mix}");
+    for p in ["epoch-near", "sbrp-far"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(p) && l.contains("M warp-instr/s")),
+            "{out}"
+        );
+    }
+    assert_eq!(out.matches("memory warp instr").count(), 2, "{out}");
+
+    let (code, out, err) = sbrp(&["bench-gpu", "--presets", "epoch-near,no-such"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("--presets no-such"), "{err}");
+    assert!(out.is_empty(), "{out}");
+}

@@ -5,7 +5,7 @@
 use anyhow::{anyhow, Result};
 use clap::Args;
 use sbrp_gpu::{Gpu, RunOpts};
-use sbrp_trace::program::SynthProgram;
+use sbrp_trace::program::{Instr, Program, SynthProgram};
 
 use crate::Verdict;
 
@@ -52,6 +52,17 @@ pub fn run(a: &BenchGpuArgs) -> Result<Verdict> {
         a.instrs,
         prog.total_instrs()
     );
+    let mix = Mix::of(&prog);
+    let total = mix.total().max(1) as f64;
+    println!(
+        "mix: memory {} ({:.0}%), compute records {} ({:.0}%), ordering and sync {} ({:.0}%)",
+        mix.memory,
+        100.0 * mix.memory as f64 / total,
+        mix.compute,
+        100.0 * mix.compute as f64 / total,
+        mix.sync,
+        100.0 * mix.sync as f64 / total,
+    );
     let mut ok = true;
     for (p, cfg) in presets {
         let mut gpu = Gpu::with_model_units(&cfg)?;
@@ -72,8 +83,9 @@ pub fn run(a: &BenchGpuArgs) -> Result<Verdict> {
         let per = |x: u64| x as f64 / r.sm.instrs.max(1) as f64;
         let sm_cycles = r.cycles.max(1) * cfg.core.sms as u64;
         println!(
-            "{:<16} SM visits {:.2} per warp instr ({:.1}% of SM-cycles); unit steps {:.2} per warp instr ({:.0}% skipped)",
+            "{:<16} memory warp instr {:.2} M/s; SM visits {:.2} per warp instr ({:.1}% of SM-cycles); unit steps {:.2} per warp instr ({:.0}% skipped)",
             "",
+            mix.memory as f64 / secs / 1e6,
             per(r.sm.visits),
             100.0 * r.sm.visits as f64 / sm_cycles as f64,
             per(r.sm.unit_steps),
@@ -81,4 +93,40 @@ pub fn run(a: &BenchGpuArgs) -> Result<Verdict> {
         );
     }
     Ok(Verdict::of(ok))
+}
+
+/// The program's warp instructions by kind: loads, stores and atomics;
+/// compute records (each one instruction, whatever its cycles); fences,
+/// acquires, releases and barriers (acquires' repeated polls are not in
+/// the program, they are in the run's count).
+struct Mix {
+    memory: u64,
+    compute: u64,
+    sync: u64,
+}
+
+impl Mix {
+    fn of(prog: &SynthProgram) -> Mix {
+        let mut m = Mix {
+            memory: 0,
+            compute: 0,
+            sync: 0,
+        };
+        for (k, info) in prog.kernels().iter().enumerate() {
+            for c in 0..info.grid {
+                for i in prog.cta(k, c).warps.iter().flatten() {
+                    match i {
+                        Instr::Ld { .. } | Instr::St { .. } | Instr::Atom { .. } => m.memory += 1,
+                        Instr::Compute { .. } => m.compute += 1,
+                        _ => m.sync += 1,
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    fn total(&self) -> u64 {
+        self.memory + self.compute + self.sync
+    }
 }
