@@ -5,10 +5,16 @@
 //! outputs directly (zero when empty), refilled from a ring of 3 slots
 //! behind it or from the push when the ring is empty; the Rust model below
 //! keeps the plain 4-slot FIFO (read and write pointers with a wrap bit),
-//! which has the same port behaviour. `flush_ready` is the one input used
-//! unregistered: it only takes the head (a final select). `has_line` is the
-//! busy check of §4.2 over the queued lines, a register: computed while
-//! the request is in `r1`, against the lines queued after that cycle.
+//! which has the same port behaviour, and from it the values of the head's
+//! registers for both outcomes of `flush_ready`. `flush_ready` is the one
+//! input used unregistered: it only takes the head. Every register it
+//! selects (the head, the ring's read pointer and count, the full flag,
+//! `has_line`) is in the child module `hreg` ([`FifoHead`]), whose inputs
+//! are the two candidate values, so that synthesis, which maps each module
+//! on its own, leaves the input a 2:1 select in front of the flip-flops.
+//! `has_line` is the busy check of §4.2 over the queued lines, a register:
+//! computed while the request is in `r1`, against the lines queued after
+//! that cycle.
 
 use crate::blocks::{bv, ev_local, u, v_ev_local};
 use rust_hdl::core::prelude::*;
@@ -26,11 +32,98 @@ struct State {
     wr: u64,
     /// Some queued flush has the line of the request decided next.
     has: bool,
+    /// The Verilog's read pointer of its ring of 3 slots behind the head
+    /// (mod 3): it moves when the head is taken with flushes behind it.
+    rd3: u64,
 }
 
 impl State {
     fn count(&self) -> u64 {
         self.wr.wrapping_sub(self.rd) & 7
+    }
+    /// The head's registers of the Verilog: (line, warps, the control word
+    /// of [`FifoHead`]: valid, evict, epoch, `has_line`, full, ring count,
+    /// ring read pointer).
+    fn head_regs(&self) -> (u64, u64, u64) {
+        let n = self.count();
+        let h = (self.rd & 3) as usize;
+        if n == 0 {
+            return (0, 0, u64::from(self.has) << 4 | self.rd3 << 8);
+        }
+        let ctl = 1
+            | u64::from(self.evict[h]) << 1
+            | self.epoch[h] << 2
+            | u64::from(self.has) << 4
+            | u64::from(n == F as u64) << 5
+            | (n - 1) << 6
+            | self.rd3 << 8;
+        (self.line[h], self.warps[h], ctl)
+    }
+}
+
+/// Width of [`FifoHead`]'s control word.
+const CB: usize = 10;
+
+/// The flush FIFO's registers that `flush_ready` selects (`docs/microarch.md`
+/// §2, §4.4): each takes `t_*` when `take`, else `k_*` (both computed by
+/// [`FlushFifo`] from registers and the cycle's push). A module of its own,
+/// so that synthesis keeps the input a final 2:1 select (it maps each
+/// module on its own and would fold the input into the candidates' logic).
+/// `l`: the head's line, `w`: its warps, `c`: {rd[1:0], n[1:0], full,
+/// has_line, epoch[1:0], evict, valid} (bit 0 first), 0 at reset.
+#[derive(Clone, Debug, Default, LogicBlock)]
+pub struct FifoHead<const W: usize, const LW: usize> {
+    pub clock: Signal<In, Clock>,
+    pub rst: Signal<In, bool>,
+    pub take: Signal<In, bool>,
+    pub k_l: Signal<In, Bits<LW>>,
+    pub t_l: Signal<In, Bits<LW>>,
+    pub k_w: Signal<In, Bits<W>>,
+    pub t_w: Signal<In, Bits<W>>,
+    pub k_c: Signal<In, Bits<CB>>,
+    pub t_c: Signal<In, Bits<CB>>,
+    pub l: Signal<Out, Bits<LW>>,
+    pub w: Signal<Out, Bits<W>>,
+    pub c: Signal<Out, Bits<CB>>,
+    _q: (u64, u64, u64),
+}
+
+impl<const W: usize, const LW: usize> Logic for FifoHead<W, LW> {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            self._q = if self.rst.val() {
+                (0, 0, 0)
+            } else if self.take.val() {
+                (u(&self.t_l), u(&self.t_w), u(&self.t_c))
+            } else {
+                (u(&self.k_l), u(&self.k_w), u(&self.k_c))
+            };
+        }
+        self.l.next = bv(self._q.0);
+        self.w.next = bv(self._q.1);
+        self.c.next = bv(self._q.2);
+    }
+    fn connect(&mut self) {
+        self.l.connect();
+        self.w.connect();
+        self.c.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(
+            "\
+// the registers flush_ready selects: take ? t_* : k_*
+always @(posedge clock) begin
+   if (rst) begin
+      l <= 0; w <= 0; c <= 0;
+   end else begin
+      l <= take ? t_l : k_l;
+      w <= take ? t_w : k_w;
+      c <= take ? t_c : k_c;
+   end
+end
+"
+            .to_string(),
+        )
     }
 }
 
@@ -64,11 +157,14 @@ pub struct FlushFifo<const W: usize, const LW: usize> {
     pub flush_epoch: Signal<Out, Bits<2>>,
     pub not_full: Signal<Out, bool>,
     pub has_line: Signal<Out, bool>,
+    /// The registers `flush_ready` selects.
+    pub hreg: FifoHead<W, LW>,
     _s: State,
 }
 
 impl<const W: usize, const LW: usize> FlushFifo<W, LW> {
-    fn next_state(&self) -> State {
+    /// The state after this cycle, the head taken when `ready`.
+    fn next_state(&self, ready: bool) -> State {
         if self.rst.val() {
             return State::default();
         }
@@ -81,7 +177,10 @@ impl<const W: usize, const LW: usize> FlushFifo<W, LW> {
             self.hl_eq.val(),
         );
         let mut s = self._s;
-        if s.count() > 0 && self.flush_ready.val() {
+        if s.count() > 0 && ready {
+            if s.count() > 1 {
+                s.rd3 = (s.rd3 + 1) % 3;
+            }
             s.rd = (s.rd + 1) & 7;
         }
         if ha_flush || ev {
@@ -103,20 +202,33 @@ impl<const W: usize, const LW: usize> FlushFifo<W, LW> {
 
 impl<const W: usize, const LW: usize> Logic for FlushFifo<W, LW> {
     fn update(&mut self) {
+        // hreg's clock follows this block's one simulator pass later: in
+        // the pass of this block's edge its inputs keep the values of the
+        // cycle before, which it takes in the next pass
+        self.hreg.clock.next = self.clock.val();
+        self.hreg.rst.next = self.rst.val();
+        self.hreg.take.next = self.flush_ready.val();
         if self.clock.pos_edge() {
-            self._s = self.next_state();
+            self._s = self.next_state(self.flush_ready.val());
+        } else {
+            // the head's registers for both outcomes of flush_ready
+            let (kl, kw, kc) = self.next_state(false).head_regs();
+            let (tl, tw, tc) = self.next_state(true).head_regs();
+            self.hreg.k_l.next = bv(kl);
+            self.hreg.t_l.next = bv(tl);
+            self.hreg.k_w.next = bv(kw);
+            self.hreg.t_w.next = bv(tw);
+            self.hreg.k_c.next = bv(kc);
+            self.hreg.t_c.next = bv(tc);
         }
-        let s = &self._s;
-        let n = s.count();
-        let h = (s.rd & 3) as usize;
-        let v = n > 0;
-        self.flush_valid.next = v;
-        self.flush_line.next = bv(if v { s.line[h] } else { 0 });
-        self.flush_warps.next = bv(if v { s.warps[h] } else { 0 });
-        self.flush_evict.next = v && s.evict[h];
-        self.flush_epoch.next = bv(if v { s.epoch[h] } else { 0 });
-        self.not_full.next = n < F as u64;
-        self.has_line.next = s.has;
+        let c = self.hreg.c.val().to_u64();
+        self.flush_valid.next = c & 1 == 1;
+        self.flush_line.next = self.hreg.l.val();
+        self.flush_warps.next = self.hreg.w.val();
+        self.flush_evict.next = c >> 1 & 1 == 1;
+        self.flush_epoch.next = bv(c >> 2);
+        self.has_line.next = c >> 4 & 1 == 1;
+        self.not_full.next = c >> 5 & 1 == 0;
     }
     fn connect(&mut self) {
         self.flush_valid.connect();
@@ -126,6 +238,15 @@ impl<const W: usize, const LW: usize> Logic for FlushFifo<W, LW> {
         self.flush_epoch.connect();
         self.not_full.connect();
         self.has_line.connect();
+        self.hreg.clock.connect();
+        self.hreg.rst.connect();
+        self.hreg.take.connect();
+        self.hreg.k_l.connect();
+        self.hreg.t_l.connect();
+        self.hreg.k_w.connect();
+        self.hreg.t_w.connect();
+        self.hreg.k_c.connect();
+        self.hreg.t_c.connect();
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(format!(
@@ -139,8 +260,17 @@ reg [{lm}:0] b_line [0:2];
 reg [{wm}:0] b_warps [0:2];
 reg b_evict [0:2];
 reg [1:0] b_epoch [0:2];
-reg [1:0] rd;
-reg [1:0] n;
+// the registers flush_ready selects are in the child hreg (control word:
+// valid, evict, epoch, has_line, full, ring count n, ring read pointer rd)
+wire [1:0] rd = hreg$c[9:8];
+wire [1:0] n = hreg$c[7:6];
+wire full_r = hreg$c[5];
+always @(*) flush_valid = hreg$c[0];
+always @(*) flush_evict = hreg$c[1];
+always @(*) flush_epoch = hreg$c[3:2];
+always @(*) has_line = hreg$c[4];
+always @(*) flush_line = hreg$l;
+always @(*) flush_warps = hreg$w;
 // the request's eviction flush, recomputed here; it takes the head's flush
 wire push_evict = {ev_l};
 wire push = ha_flush | push_evict;
@@ -158,9 +288,8 @@ wire [1:0] wslot = (rn >= 3'd3) ? rn[1:0] - 2'd3 : rn[1:0];
 wire [1:0] d0 = (rd == 2'd0) ? 2'd0 : (rd == 2'd1) ? 2'd2 : 2'd1;
 wire [1:0] d1 = (rd == 2'd0) ? 2'd1 : (rd == 2'd1) ? 2'd0 : 2'd2;
 wire [1:0] d2 = (rd == 2'd0) ? 2'd2 : (rd == 2'd1) ? 2'd1 : 2'd0;
-// not_full is a register (its complement, 0 at reset), from the next ring
-// count: it starts can_flush, and so the head flush, early in the cycle
-reg full_r;
+// not_full is a register (its complement full_r, 0 at reset), from the next
+// ring count: it starts can_flush, and so the head flush, early in the cycle
 always @(*) not_full = ~full_r;
 // has_line (busy check, 4.2) is registered while the request is in r1: the
 // lines queued after this cycle's take and push against r1's line; the
@@ -172,54 +301,47 @@ wire g2 = (d2 < n) & (b_line[2] == r1_line);
 wire g_e = q_line == r1_line;
 wire g_n = ha_flush & (head_line == r1_line);
 // for both outcomes of take: the head's line counts when kept
-(* keep *) wire g_t = g0 | g1 | g2 | (push_evict & g_e) | (~push_evict & g_n);
-(* keep *) wire g_k = g_t | (flush_valid & (flush_line == r1_line));
+wire g_t = g0 | g1 | g2 | (push_evict & g_e) | (~push_evict & g_n);
+wire g_k = g_t | (flush_valid & (flush_line == r1_line));
 
 // the head's next value when kept (filled by a push when empty) and when
-// taken (the ring's oldest, else a push, else empty); every register's
-// next value is kept as a net for both outcomes of take, so that the input
-// is the last select (synthesis would fold it into the selects before)
-(* keep *) wire v_keep = flush_valid | push;
-(* keep *) wire v_take = nz | push;
-(* keep *) wire [{lm}:0] l_keep = flush_valid ? flush_line : push ? p_line : {lw}'d0;
-(* keep *) wire [{lm}:0] l_take = nz ? b_line[rd] : push ? p_line : {lw}'d0;
-(* keep *) wire [{wm}:0] w_keep = flush_valid ? flush_warps : push ? p_warps : {w}'d0;
-(* keep *) wire [{wm}:0] w_take = nz ? b_warps[rd] : push ? p_warps : {w}'d0;
-(* keep *) wire e_keep = flush_valid ? flush_evict : push & push_evict;
-(* keep *) wire e_take = nz ? b_evict[rd] : push & push_evict;
-(* keep *) wire [1:0] p_keep = flush_valid ? flush_epoch : push ? push_epoch : 2'd0;
-(* keep *) wire [1:0] p_take = nz ? b_epoch[rd] : push ? push_epoch : 2'd0;
+// taken (the ring's oldest, else a push, else empty), and the same for
+// every register take selects: hreg makes take the last select
+wire v_keep = flush_valid | push;
+wire v_take = nz | push;
+wire [{lm}:0] l_keep = flush_valid ? flush_line : push ? p_line : {lw}'d0;
+wire [{lm}:0] l_take = nz ? b_line[rd] : push ? p_line : {lw}'d0;
+wire [{wm}:0] w_keep = flush_valid ? flush_warps : push ? p_warps : {w}'d0;
+wire [{wm}:0] w_take = nz ? b_warps[rd] : push ? p_warps : {w}'d0;
+wire e_keep = flush_valid ? flush_evict : push & push_evict;
+wire e_take = nz ? b_evict[rd] : push & push_evict;
+wire [1:0] p_keep = flush_valid ? flush_epoch : push ? push_epoch : 2'd0;
+wire [1:0] p_take = nz ? b_epoch[rd] : push ? push_epoch : 2'd0;
 // ring count: kept head, a push joins the ring when the head is valid;
 // taken head, the ring's oldest moves up and a push joins it when n > 0
-(* keep *) wire [1:0] n_keep = n + {{1'b0, push & flush_valid}};
-(* keep *) wire [1:0] n_take = nz ? n - {{1'b0, ~push}} : 2'd0;
-(* keep *) wire [1:0] rd_take = nz ? rd_inc : rd;
-(* keep *) wire fu_keep = n_keep == 2'd3;
-(* keep *) wire fu_take = n_take == 2'd3;
+wire [1:0] n_keep = n + {{1'b0, push & flush_valid}};
+wire [1:0] n_take = nz ? n - {{1'b0, ~push}} : 2'd0;
+wire [1:0] rd_take = nz ? rd_inc : rd;
+wire fu_keep = n_keep == 2'd3;
+wire fu_take = n_take == 2'd3;
+always @(*) hreg$clock = clock;
+always @(*) hreg$rst = rst;
+always @(*) hreg$take = take;
+always @(*) hreg$k_l = l_keep;
+always @(*) hreg$t_l = l_take;
+always @(*) hreg$k_w = w_keep;
+always @(*) hreg$t_w = w_take;
+always @(*) hreg$k_c = {{rd, n_keep, fu_keep, g_k, p_keep, e_keep, v_keep}};
+always @(*) hreg$t_c = {{rd_take, n_take, fu_take, g_t, p_take, e_take, v_take}};
 
 always @(posedge clock) begin
-   if (rst) begin
-      flush_valid <= 1'b0; flush_line <= {lw}'d0; flush_warps <= {w}'d0;
-      flush_evict <= 1'b0; flush_epoch <= 2'd0; rd <= 2'd0; n <= 2'd0;
-      has_line <= 1'b0; full_r <= 1'b0;
-   end else begin
-      full_r <= take ? fu_take : fu_keep;
-      has_line <= (take & g_t) | (~take & g_k);
-      flush_valid <= take ? v_take : v_keep;
-      flush_line <= take ? l_take : l_keep;
-      flush_warps <= take ? w_take : w_keep;
-      flush_evict <= take ? e_take : e_keep;
-      flush_epoch <= take ? p_take : p_keep;
-      n <= take ? n_take : n_keep;
-      rd <= take ? rd_take : rd;
-      // a push is written to the ring slot behind the queued ones; when it
-      // goes to the head instead, the slot is not counted (n stays 0)
-      if (push) begin
-         b_line[wslot] <= p_line;
-         b_warps[wslot] <= p_warps;
-         b_evict[wslot] <= push_evict;
-         b_epoch[wslot] <= push_epoch;
-      end
+   // a push is written to the ring slot behind the queued ones; when it
+   // goes to the head instead, the slot is not counted (n stays 0)
+   if (~rst & push) begin
+      b_line[wslot] <= p_line;
+      b_warps[wslot] <= p_warps;
+      b_evict[wslot] <= push_evict;
+      b_epoch[wslot] <= push_epoch;
    end
 end
 ",
