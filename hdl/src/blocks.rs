@@ -179,6 +179,21 @@ pub fn v_older(x: &str, y: &str, head: &str) -> String {
     format!("((({x} >= {head}) == ({y} >= {head})) ? ({x} < {y}) : ({x} >= {head}))")
 }
 
+/// The head action's flush (§4.1 FLUSH), as each block that depends on it
+/// makes it from registers: `hf_pre` (the PB is not empty, and the drain is
+/// forced or the policy allows: [`crate::head::Head`]), `h_ok` (the head
+/// entry is a persist none of whose warps is in FSM: a register of
+/// [`crate::store::PbStore`]), `ep_room` (epochs) and `not_full` (the flush
+/// FIFO): `can_flush`. Made per block so that no single net carries it to
+/// the registers of every block.
+pub(crate) fn head_flush(hf_pre: bool, h_ok: bool, ep_room: bool, not_full: bool) -> bool {
+    hf_pre && h_ok && ep_room && not_full
+}
+
+/// Verilog text of [`head_flush`] (the parts named as the block's ports or
+/// nets).
+pub(crate) const V_HEAD_FLUSH: &str = "hf_pre & h_ok & ep_room & not_full";
+
 /// The eviction flush of the request in `r2` (§4.2 Evict, "performed"), as
 /// each block that depends on it recomputes it from the parts: `ev_pre` (the
 /// request is a valid evict of a live, hooked `k` and a flush can start:

@@ -2,8 +2,8 @@
 //! against the architectural state at the start of the cycle. Purely
 //! combinational; every input is a register of another block, or the
 //! forwarded synchronous read of entry `k` ([`crate::store::PbStore`]), or
-//! the head action of this cycle ([`crate::head::Head`]), which depends on
-//! registers only.
+//! the head action's flush of this cycle, made here from registers
+//! ([`crate::blocks::head_flush`]).
 //!
 //! Outputs: the response (`d_kind`, `d_idx`), the one memory write of the
 //! cycle (allocation at `tail`, a bit set at `k` or `y = tail-1`, or the hole
@@ -12,7 +12,7 @@
 //! [`crate::blocks::ev_local`]), and the updates of the per-warp tables, ODM
 //! and the drain target.
 
-use crate::blocks::{bv, mask, u, v_older};
+use crate::blocks::{bv, head_flush, mask, u, v_older, V_HEAD_FLUSH};
 use rust_hdl::core::prelude::*;
 use sbrp_iface::entry_type as ty;
 
@@ -46,11 +46,17 @@ pub struct Decide<const W: usize, const WB: usize, const IW: usize, const LW: us
     pub empty: Signal<In, bool>,
     pub one: Signal<In, bool>,
     pub last_type: Signal<In, Bits<3>>,
-    pub can_flush: Signal<In, bool>,
+    /// `can_flush` (§3) is `ep_room & not_full` (registers of the epochs
+    /// and the flush FIFO).
+    pub ep_room: Signal<In, bool>,
+    pub not_full: Signal<In, bool>,
     /// Some queued flush has line `r2_line`.
     pub fifo_has: Signal<In, bool>,
-    // the head action of this cycle (before an eviction cancels a flush)
-    pub ha_flush: Signal<In, bool>,
+    /// The head action's flush of this cycle (before an eviction cancels
+    /// it), made here from its register parts: `hf_pre`, `h_ok`, `ep_room`,
+    /// `not_full` ([`crate::blocks::head_flush`]).
+    pub hf_pre: Signal<In, bool>,
+    pub h_ok: Signal<In, bool>,
     pub h_line: Signal<In, Bits<LW>>,
     // entry k (forwarded, [`crate::store::PbStore`]): a persist, of line
     // `r2_line`, one of its warps in FSM, one with an older ordering entry
@@ -161,7 +167,14 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
         let line = u(&self.r2_line);
         let age_k = k.wrapping_sub(head) & im;
         let live_k = self.live_k.val();
-        let busy = self.fifo_has.val() || (self.ha_flush.val() && u(&self.h_line) == line);
+        let can_flush = self.ep_room.val() && self.not_full.val();
+        let ha_flush = head_flush(
+            self.hf_pre.val(),
+            self.h_ok.val(),
+            self.ep_room.val(),
+            self.not_full.val(),
+        );
+        let busy = self.fifo_has.val() || (ha_flush && u(&self.h_line) == line);
         let buffered = self.r2_pbv.val() && live_k && self.k_persist.val() && self.k_leq.val();
         let yq_valid = self.yq_valid.val();
         let yq_idx = u(&self.yq_idx);
@@ -173,8 +186,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
         let ev = go && is_evict && !busy;
         let ev_clean = ev && !buffered;
         let ev_wait = ev && buffered && self.k_older.val();
-        let ev_flush =
-            ev && buffered && !self.k_older.val() && !self.k_fsm.val() && self.can_flush.val();
+        let ev_flush = ev && buffered && !self.k_older.val() && !self.k_fsm.val() && can_flush;
         let y = u(&self.y);
         // with one entry, `y` is the head entry and, being an ordering entry
         // of type t, it retires this cycle: §4.2's `pop && y == head` is `one`
@@ -229,7 +241,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize> Decide<W
             wr_type: if ev_flush { 0 } else { push_type },
             wr_line: if st_alloc { line } else { 0 },
             wr_warps: wbit,
-            ev_pre: go && is_evict && self.r2_pbv.val() && live_k && self.can_flush.val(),
+            ev_pre: go && is_evict && self.r2_pbv.val() && live_k && can_flush,
             odm_set: if o_taken && stalls_odm { wbit } else { 0 },
             tgt: waits || (o_taken && (stalls_odm || self.lazy.val())),
             tgt_idx: if is_ord { e } else { k },
@@ -325,6 +337,9 @@ wire [2:0] t = r2_op + 3'd1;
 wire stalls_odm = (r2_op == 3'd2) | (r2_op == 3'd5) | (r2_op == 3'd6);
 // empty and one (y == head) are flip-flops of head_ctl
 // live_k (k older than tail, or full) is a register of head_ctl
+// the head action's flush and can_flush, made here from registers
+wire can_flush = ep_room & not_full;
+wire ha_flush = {hf};
 wire busy = fifo_has | (ha_flush & (h_line == r2_line));
 wire buffered = r2_pbv & live_k & k_persist & k_leq;
 // the warp's youngest ordering entry is younger than k
@@ -395,6 +410,7 @@ always @(*) oq_y = o_coal;
             wm = W - 1,
             w = W,
             k_older_y = v_older("r2_pbidx", "yq_idx", "head"),
+            hf = V_HEAD_FLUSH,
             im = IW - 1,
             iw = IW,
             lw = LW,

@@ -8,7 +8,7 @@
 //! flushes (and closes or advances `ep_cur`); the oldest epoch is released
 //! when its counter reaches zero.
 
-use crate::blocks::{bv, mask, u};
+use crate::blocks::{bv, head_flush, mask, u, V_HEAD_FLUSH};
 use rust_hdl::core::prelude::*;
 use sbrp_iface::consts::EPOCHS;
 
@@ -30,12 +30,15 @@ struct State {
 pub struct Epochs<const W: usize, const WB: usize, const A: usize> {
     pub clock: Signal<In, Clock>,
     pub rst: Signal<In, bool>,
-    /// A flush enters the FIFO this cycle: the head action's flush
-    /// (`ha_flush`), or else the request's eviction flush, whose parts
-    /// ([`crate::blocks::ev_local`]) are ANDed here. An eviction flush takes
-    /// the head's flush, so a flush enters whenever the head would flush
-    /// and the busy check's head term is not needed.
-    pub ha_flush: Signal<In, bool>,
+    /// A flush enters the FIFO this cycle: the head action's flush (made
+    /// here from `hf_pre`, `h_ok`, this block's `ep_room` and `not_full`:
+    /// [`crate::blocks::head_flush`]), or else the request's eviction
+    /// flush, whose parts ([`crate::blocks::ev_local`]) are ANDed here. An
+    /// eviction flush takes the head's flush, so a flush enters whenever
+    /// the head would flush and the busy check's head term is not needed.
+    pub hf_pre: Signal<In, bool>,
+    pub h_ok: Signal<In, bool>,
+    pub not_full: Signal<In, bool>,
     pub ev_pre: Signal<In, bool>,
     pub k_ev: Signal<In, bool>,
     pub fifo_has: Signal<In, bool>,
@@ -117,9 +120,14 @@ impl<const W: usize, const WB: usize, const A: usize> Epochs<W, WB, A> {
         let nowait = (s.ectr[cur] == 0 && cur == old) || (j == old && s.ectr[old] == 0);
         let need_adv = join && !nowait && s.ectr[cur] != 0;
         let room = (cur + 1) % E != old || rel;
-        let f = u64::from(
-            self.ha_flush.val() || (self.ev_pre.val() && self.k_ev.val() && !self.fifo_has.val()),
+        let ha_flush = head_flush(
+            self.hf_pre.val(),
+            self.h_ok.val(),
+            !self._s.closed && self._s.actr < mask(A),
+            self.not_full.val(),
         );
+        let f =
+            u64::from(ha_flush || (self.ev_pre.val() && self.k_ev.val() && !self.fifo_has.val()));
         s.ectr[cur] += f;
         s.ectr[ae] -= acked;
         s.actr = s.actr + f - acked;
@@ -192,6 +200,7 @@ reg [{wm}:0] ep_fsm [0:3];
 reg [{wm}:0] ep_edm [0:3];
 reg [1:0] ep_old;
 reg ep_closed;
+wire ha_flush = {hf};
 wire flush_now = ha_flush | (ev_pre & k_ev & ~fifo_has);
 wire [{am}:0] ectr_ack = ectr[ack_epoch];
 wire [{am}:0] ack_n = {{{{{a3}{{1'b0}}}}, ack_count}};
@@ -271,6 +280,7 @@ always @(posedge clock) begin
       actr <= {a}'d0; ep_cur <= 2'd0; ep_old <= 2'd0; ep_closed <= 1'b0;
       fsm <= {w}'d0; ep_full_r <= 1'b0; pol_no_r <= lazy;
 ",
+            hf = V_HEAD_FLUSH,
             am = A - 1,
             a = A,
             a3 = A - 3,

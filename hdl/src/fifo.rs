@@ -16,7 +16,7 @@
 //! computed while the request is in `r1`, against the lines queued after
 //! that cycle.
 
-use crate::blocks::{bv, ev_local, u, v_ev_local};
+use crate::blocks::{bv, ev_local, head_flush, u, v_ev_local, V_HEAD_FLUSH};
 use rust_hdl::core::prelude::*;
 use sbrp_iface::consts::FLUSH_FIFO;
 
@@ -133,11 +133,15 @@ pub struct FlushFifo<const W: usize, const LW: usize> {
     pub clock: Signal<In, Clock>,
     pub rst: Signal<In, bool>,
     pub flush_ready: Signal<In, bool>,
-    /// The head action flushes {`head_line`, `head_warps`} (`ha_flush`),
-    /// unless the request's eviction flush of `q_line` with `ev_warps` takes
-    /// the cycle; that flush is recomputed here from its parts
-    /// ([`crate::blocks::ev_local`], with this block's `has_line`).
-    pub ha_flush: Signal<In, bool>,
+    /// The head action flushes {`head_line`, `head_warps`} (the flush made
+    /// here from `hf_pre`, `h_ok`, `ep_room` and this block's `not_full`:
+    /// [`crate::blocks::head_flush`]), unless the request's eviction flush
+    /// of `q_line` with `ev_warps` takes the cycle; that flush is
+    /// recomputed here from its parts ([`crate::blocks::ev_local`], with
+    /// this block's `has_line`).
+    pub hf_pre: Signal<In, bool>,
+    pub h_ok: Signal<In, bool>,
+    pub ep_room: Signal<In, bool>,
     pub ev_pre: Signal<In, bool>,
     pub k_ev: Signal<In, bool>,
     pub hl_eq: Signal<In, bool>,
@@ -168,7 +172,12 @@ impl<const W: usize, const LW: usize> FlushFifo<W, LW> {
         if self.rst.val() {
             return State::default();
         }
-        let ha_flush = self.ha_flush.val();
+        let ha_flush = head_flush(
+            self.hf_pre.val(),
+            self.h_ok.val(),
+            self.ep_room.val(),
+            self._s.count() < F as u64,
+        );
         let ev = ev_local(
             self.ev_pre.val(),
             self.k_ev.val(),
@@ -271,7 +280,9 @@ always @(*) flush_epoch = hreg$c[3:2];
 always @(*) has_line = hreg$c[4];
 always @(*) flush_line = hreg$l;
 always @(*) flush_warps = hreg$w;
-// the request's eviction flush, recomputed here; it takes the head's flush
+// the head flush and the request's eviction flush, made here; the eviction
+// flush takes the head's flush
+wire ha_flush = {hf};
 wire push_evict = {ev_l};
 wire push = ha_flush | push_evict;
 wire [{lm}:0] p_line = push_evict ? q_line : head_line;
@@ -350,6 +361,7 @@ end
             wm = W - 1,
             w = W,
             ev_l = v_ev_local("has_line"),
+            hf = V_HEAD_FLUSH,
         ))
     }
 }

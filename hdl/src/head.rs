@@ -7,12 +7,15 @@
 //! register bits (0 at reset, like every register: idle).
 //!
 //! The head action reads the head entry from the staging register of
-//! [`crate::store::PbStore`] (`h_type`, `h_warps`: flip-flops), the FSM and
-//! `can_flush` (registers), so it is ready early in the cycle; an eviction
+//! [`crate::store::PbStore`] (`h_type`, `h_warps`, and `h_ok`: a persist
+//! none of whose warps is in FSM; flip-flops) and `can_flush` (registers),
+//! so it is ready early in the cycle. Its flush is made by every block that
+//! depends on it from the same registers ([`crate::blocks::head_flush`]:
+//! this block sends `hf_pre`), not sent on one net; an eviction
 //! flush decided by [`crate::decide::Decide`] cancels a head flush only
 //! (`head_final`): the retirement needs no input from the decision.
 
-use crate::blocks::{bv, ev_local, mask, u, v_ev_local, v_older};
+use crate::blocks::{bv, ev_local, head_flush, mask, u, v_ev_local, v_older, V_HEAD_FLUSH};
 use rust_hdl::core::prelude::*;
 use sbrp_iface::entry_type as ty;
 
@@ -38,10 +41,12 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     /// The head entry (`pb_type[head]`, `pb_warps[head]`), from the staging register.
     pub h_type: Signal<In, Bits<3>>,
     pub h_warps: Signal<In, Bits<W>>,
-    /// One of the head entry's warps is in FSM (`h_warps & fsm` not 0):
-    /// a register of [`crate::store::PbStore`].
-    pub h_fsm: Signal<In, bool>,
-    pub can_flush: Signal<In, bool>,
+    /// The head entry is a persist and none of its warps is in FSM (`h_warps
+    /// & fsm` is 0): a register of [`crate::store::PbStore`].
+    pub h_ok: Signal<In, bool>,
+    /// `can_flush` (§3): the epochs have room, the flush FIFO is not full.
+    pub ep_room: Signal<In, bool>,
+    pub not_full: Signal<In, bool>,
     pub drainq: Signal<In, bool>,
     /// After this cycle: `actr == 0` (epochs); `!inv_req && inv_cur == 0` (inval).
     pub actr_z_nx: Signal<In, bool>,
@@ -76,8 +81,10 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     pub idle: Signal<Out, bool>,
     pub last_type: Signal<Out, Bits<3>>,
     pub drain_pend: Signal<Out, bool>,
-    // head action before the request (`head_act`)
-    pub ha_flush: Signal<Out, bool>,
+    /// The register part of the head action's flush (`head_act` FLUSH): the
+    /// PB is not empty, and the drain is forced or the policy allows; each
+    /// block makes the flush from it ([`crate::blocks::head_flush`]).
+    pub hf_pre: Signal<Out, bool>,
     /// The PB is empty; holds one entry; holds two (flip-flops for the first
     /// two, registered from the next-state values).
     pub empty: Signal<Out, bool>,
@@ -94,7 +101,7 @@ pub struct Head<const W: usize, const IW: usize, const A: usize> {
     pub eq_yk1: Signal<Out, bool>,
     pub eq_kk1: Signal<Out, bool>,
     /// The pop when an eviction flush takes the cycle (POP or RETIRE); with
-    /// `ha_flush` the blocks that select on the pop recompute it.
+    /// the head flush the blocks that select on the pop recompute it.
     pub pop_pre: Signal<Out, bool>,
     // after the request (`head_final`)
     pub retire: Signal<Out, bool>,
@@ -125,11 +132,12 @@ impl<const W: usize, const IW: usize, const A: usize> Head<W, IW, A> {
         let force = s.drain_pend || s.full || self.drainq.val();
         Act {
             pop: !empty && ht == u64::from(ty::HOLE),
-            flush: !empty
-                && ht == u64::from(ty::PERSIST)
-                && !self.h_fsm.val()
-                && self.can_flush.val()
-                && (force || policy_ok),
+            flush: head_flush(
+                !empty && (force || policy_ok),
+                self.h_ok.val(),
+                self.ep_room.val(),
+                self.not_full.val(),
+            ),
             retire: !empty && ht >= u64::from(ty::OFENCE),
         }
     }
@@ -206,7 +214,11 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         self.idle.next = !s.busy;
         self.last_type.next = bv(s.last_type);
         self.drain_pend.next = s.drain_pend;
-        self.ha_flush.next = a.flush;
+        {
+            let s = &self._s;
+            let force = s.drain_pend || s.full || self.drainq.val();
+            self.hf_pre.next = !self.empty() && (force || self.pol_ok.val());
+        }
         let im = mask(IW);
         let (k, k1) = (u(&self.k), u(&self.k1));
         let cnt = s.tail.wrapping_sub(s.head) & im;
@@ -236,7 +248,7 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         self.idle.connect();
         self.last_type.connect();
         self.drain_pend.connect();
-        self.ha_flush.connect();
+        self.hf_pre.connect();
         self.empty.connect();
         self.one.connect();
         self.two.connect();
@@ -265,8 +277,11 @@ wire two_w = ~full & (head + {iw}'d2 == tail);
 wire policy_ok = pol_ok;
 wire force_dr = drain_pend | full | drainq;
 wire a_pop = ~empty_w & (h_type == 3'd0);
-// (the FSM check of the head's warps is a register of store: h_fsm)
-wire a_flush = ~empty_w & (h_type == 3'd1) & ~h_fsm & can_flush & (force_dr | policy_ok);
+// the flush: h_ok (a persist, none of its warps in FSM) is a register of
+// store; hf_pre goes to every block that makes the flush (blocks::head_flush)
+always @(*) hf_pre = ne_r & (force_dr | policy_ok);
+wire ha_flush = {hf};
+wire a_flush = ha_flush;
 wire a_retire = ~empty_w & (h_type >= 3'd2);
 // head_final: an eviction flush takes the cycle's flush; pop and retire
 // proceed, so the retirement depends on registers only. The eviction flush
@@ -309,7 +324,6 @@ wire one_nx = push ? (f_pop ? one_r : empty_w) : (f_pop ? two_w : one_r);
 reg busy;
 
 always @(*) idle = ~busy;
-always @(*) ha_flush = a_flush;
 always @(*) empty = empty_w;
 always @(*) one = one_r;
 always @(*) two = two_w;
@@ -353,6 +367,7 @@ end
             d_older_t = v_older("drain_idx", "tail", "head"),
             k1_older_tail = v_older("k1", "tail", "head"),
             ev_l = v_ev_local("fifo_has"),
+            hf = V_HEAD_FLUSH,
             im = IW - 1,
             iw = IW,
             w = W,

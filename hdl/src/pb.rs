@@ -102,10 +102,6 @@ pub struct SbrpPb<const W: usize, const WB: usize, const IW: usize, const LW: us
     pub epochs: Epochs<W, WB, A>,
     pub fifo: FlushFifo<W, LW>,
     pub inval: Inval<W>,
-
-    // ---- wires ----
-    /// A flush may start: the epochs allow it and the FIFO has room.
-    can_flush: Signal<Local, bool>,
 }
 
 impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>
@@ -169,7 +165,6 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
             epochs: Default::default(),
             fifo: Default::default(),
             inval: Default::default(),
-            can_flush: Default::default(),
         }
     }
 }
@@ -303,7 +298,9 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.store.fsm.next = self.epochs.fsm.val();
         self.store.ob.next = self.warps.ob.val();
         self.store.pop_pre.next = self.head_ctl.pop_pre.val();
-        self.store.ha_flush.next = self.head_ctl.ha_flush.val();
+        self.store.hf_pre.next = self.head_ctl.hf_pre.val();
+        self.store.ep_room.next = self.epochs.ep_room.val();
+        self.store.not_full.next = self.fifo.not_full.val();
         self.store.ev_pre.next = self.decide.ev_pre.val();
         self.store.fifo_has.next = self.fifo.has_line.val();
         self.store.wr_type_en.next = self.decide.wr_type_en.val();
@@ -320,20 +317,20 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.store.rdk_line.next = self.pb_line.rd1.val();
         self.store.rdk_warps.next = self.pb_warps.rd1.val();
 
-        // ---- can a flush start (section 3) ----
-        self.can_flush.next = self.epochs.ep_room.val() && self.fifo.not_full.val();
-
         // ---- head action (4.1) ----
         self.head_ctl.pol_ok.next = self.epochs.pol_ok.val();
         self.head_ctl.k.next = self.pipe.r2_pbidx.val();
         self.head_ctl.k1.next = self.pipe.r1_pbidx.val();
         self.head_ctl.h_type.next = self.store.h_type.val();
         self.head_ctl.h_warps.next = self.store.h_warps.val();
-        self.head_ctl.h_fsm.next = self.store.h_fsm.val();
+        self.head_ctl.h_ok.next = self.store.h_ok.val();
         self.store.fsm_wo.next = self.epochs.fsm_wo.val();
         self.store.fsm_rel.next = self.epochs.fsm_rel.val();
         self.store.fsm_join.next = self.epochs.fsm_join.val();
-        self.head_ctl.can_flush.next = self.can_flush.val();
+        // can_flush (section 3) and the head flush are made in each block
+        // that needs them, from these registers (blocks::head_flush)
+        self.head_ctl.ep_room.next = self.epochs.ep_room.val();
+        self.head_ctl.not_full.next = self.fifo.not_full.val();
         self.head_ctl.drainq.next = self.pipe.drainq.val();
         self.head_ctl.actr_z_nx.next = self.epochs.actr_z_nx.val();
         self.head_ctl.inv_quiet_nx.next = self.inval.inv_quiet_nx.val();
@@ -365,9 +362,11 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.decide.full.next = self.head_ctl.full.val();
         self.decide.live_k.next = self.head_ctl.live_k.val();
         self.decide.last_type.next = self.head_ctl.last_type.val();
-        self.decide.can_flush.next = self.can_flush.val();
+        self.decide.ep_room.next = self.epochs.ep_room.val();
+        self.decide.not_full.next = self.fifo.not_full.val();
         self.decide.fifo_has.next = self.fifo.has_line.val();
-        self.decide.ha_flush.next = self.head_ctl.ha_flush.val();
+        self.decide.hf_pre.next = self.head_ctl.hf_pre.val();
+        self.decide.h_ok.next = self.store.h_ok.val();
         self.decide.h_line.next = self.store.h_line.val();
         self.decide.k_persist.next = self.store.k_persist.val();
         self.decide.k_leq.next = self.store.k_leq.val();
@@ -383,7 +382,10 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.warps.k.next = self.pipe.r2_pbidx.val();
         self.warps.retire.next = self.head_ctl.retire.val();
         self.warps.pop_pre.next = self.head_ctl.pop_pre.val();
-        self.warps.ha_flush.next = self.head_ctl.ha_flush.val();
+        self.warps.hf_pre.next = self.head_ctl.hf_pre.val();
+        self.warps.h_ok.next = self.store.h_ok.val();
+        self.warps.ep_room.next = self.epochs.ep_room.val();
+        self.warps.not_full.next = self.fifo.not_full.val();
         self.warps.ev_pre.next = self.decide.ev_pre.val();
         self.warps.k_ev.next = self.store.k_ev.val();
         self.warps.fifo_has.next = self.fifo.has_line.val();
@@ -403,7 +405,9 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.warps.oq_y.next = self.decide.oq_y.val();
 
         // ---- epochs (4.3) ----
-        self.epochs.ha_flush.next = self.head_ctl.ha_flush.val();
+        self.epochs.hf_pre.next = self.head_ctl.hf_pre.val();
+        self.epochs.h_ok.next = self.store.h_ok.val();
+        self.epochs.not_full.next = self.fifo.not_full.val();
         self.epochs.ev_pre.next = self.decide.ev_pre.val();
         self.epochs.k_ev.next = self.store.k_ev.val();
         self.epochs.fifo_has.next = self.fifo.has_line.val();
@@ -418,7 +422,9 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
 
         // ---- flush FIFO: the head drain or the eviction ----
         self.fifo.flush_ready.next = self.flush_ready.val();
-        self.fifo.ha_flush.next = self.head_ctl.ha_flush.val();
+        self.fifo.hf_pre.next = self.head_ctl.hf_pre.val();
+        self.fifo.h_ok.next = self.store.h_ok.val();
+        self.fifo.ep_room.next = self.epochs.ep_room.val();
         self.fifo.ev_pre.next = self.decide.ev_pre.val();
         self.fifo.k_ev.next = self.store.k_ev.val();
         self.fifo.hl_eq.next = self.store.hl_eq.val();

@@ -19,7 +19,7 @@
 //!
 //! At most one memory read lies on any register-to-register path.
 
-use crate::blocks::{bv, ev_local, mask, u, v_ev_local};
+use crate::blocks::{bv, ev_local, head_flush, mask, u, v_ev_local, V_HEAD_FLUSH};
 use rust_hdl::core::prelude::*;
 
 /// One PB entry's words.
@@ -101,12 +101,16 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     pub fsm: Signal<In, Bits<W>>,
     pub ob: Signal<In, Bits<W>>,
     /// The head entry leaves this cycle: the head action's pop without
-    /// (`pop_pre`) and with (`ha_flush`) its flush, which the request's
-    /// eviction flush cancels; that flush is recomputed here from its parts
-    /// ([`crate::blocks::ev_local`]: `ev_pre`, `fifo_has`, and this block's
-    /// `k_ev`, `hl_eq`), so that the pop is a net of this block.
+    /// (`pop_pre`) and with its flush (made here from `hf_pre`, this block's
+    /// `h_ok`, `ep_room`, `not_full`: [`crate::blocks::head_flush`]), which
+    /// the request's eviction flush cancels; that flush is recomputed here
+    /// from its parts ([`crate::blocks::ev_local`]: `ev_pre`, `fifo_has`,
+    /// and this block's `k_ev`, `hl_eq`), so that the pop is a net of this
+    /// block.
     pub pop_pre: Signal<In, bool>,
-    pub ha_flush: Signal<In, bool>,
+    pub hf_pre: Signal<In, bool>,
+    pub ep_room: Signal<In, bool>,
+    pub not_full: Signal<In, bool>,
     pub ev_pre: Signal<In, bool>,
     pub fifo_has: Signal<In, bool>,
     // this cycle's write (from the decision)
@@ -168,14 +172,15 @@ pub struct PbStore<const W: usize, const IW: usize, const LW: usize> {
     pub h_warps: Signal<Out, Bits<W>>,
     /// The parts of the FSM masks after this cycle (from
     /// [`crate::epochs::Epochs`]: the masks but the oldest epoch's, the
-    /// oldest is released, the retiring head entry's warps join), and one
-    /// of the head entry's warps in FSM (`h_warps & fsm` not 0): a register
-    /// from the next-state values, so the head flush's FSM check is ready
-    /// at the start of the cycle.
+    /// oldest is released, the retiring head entry's warps join), and the
+    /// head entry is a persist none of whose warps is in FSM (`h_ok`: type
+    /// 1 and `h_warps & fsm` 0): a register from the next-state values, so
+    /// the head flush's checks of its entry are ready at the start of the
+    /// cycle.
     pub fsm_wo: Signal<In, Bits<W>>,
     pub fsm_rel: Signal<In, bool>,
     pub fsm_join: Signal<In, bool>,
-    pub h_fsm: Signal<Out, bool>,
+    pub h_ok: Signal<Out, bool>,
     _s: State,
 }
 
@@ -210,6 +215,11 @@ impl<const W: usize, const IW: usize, const LW: usize> PbStore<W, IW, LW> {
             k.warps & u(&self.fsm) != 0,
             k.warps & u(&self.ob) != 0,
         )
+    }
+    /// `h_ok`: the head entry is a persist, none of its warps in FSM.
+    fn h_ok_now(&self) -> bool {
+        let st0 = &self._s.st0;
+        st0.ty == u64::from(sbrp_iface::entry_type::PERSIST) && st0.warps & u(&self.fsm) == 0
     }
     /// (`k_ev`, `hl_eq`)
     fn ev_parts(&self) -> (bool, bool) {
@@ -248,7 +258,12 @@ impl<const W: usize, const IW: usize, const LW: usize> PbStore<W, IW, LW> {
             },
         };
         let (k_ev, hl_eq) = self.ev_parts();
-        let ha_flush = self.ha_flush.val();
+        let ha_flush = head_flush(
+            self.hf_pre.val(),
+            self.h_ok_now(),
+            self.ep_room.val(),
+            self.not_full.val(),
+        );
         let ev = ev_local(
             self.ev_pre.val(),
             k_ev,
@@ -302,7 +317,7 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
         self.h_type.next = bv(s.st0.ty);
         self.h_line.next = bv(s.st0.line);
         self.h_warps.next = bv(s.st0.warps);
-        self.h_fsm.next = s.st0.warps & u(&self.fsm) != 0;
+        self.h_ok.next = self.h_ok_now();
     }
     fn connect(&mut self) {
         self.pf.connect();
@@ -324,7 +339,7 @@ impl<const W: usize, const IW: usize, const LW: usize> Logic for PbStore<W, IW, 
         self.h_type.connect();
         self.h_line.connect();
         self.h_warps.connect();
-        self.h_fsm.connect();
+        self.h_ok.connect();
     }
     fn hdl(&self) -> Verilog {
         // `fwd(P, A)`: read data P at address A with wq2, then wq1, applied.
@@ -414,11 +429,14 @@ always @(*) k_warps = ({{{w}{{kfb}}}} & rdk_warps) | ({{{w}{{kf2}}}} & m2_warps)
 always @(*) k_fsm = (kfb & kf0_fsm) | (kf2 & kf2_fsm) | (kf1 & kf1_fsm);
 always @(*) k_older = (kfb & kf0_ob) | (kf2 & kf2_ob) | (kf1 & kf1_ob);
 always @(*) k_ev = k_persist & k_leq & ~k_older & ~k_fsm;
-// the pop of this cycle, with the request's eviction flush recomputed here
+// the pop of this cycle, with the head flush and the request's eviction
+// flush made here
+wire ha_flush = {hf};
 wire ev_l = {ev_l};
 wire pop = pop_pre | (ha_flush & ~ev_l);
 ",
             w = W,
+            hf = V_HEAD_FLUSH,
             ev_l = v_ev_local("fifo_has"),
         ));
         // entry head+1 after a pop: port 0 forwarded
@@ -455,13 +473,16 @@ wire ch1 = wr_coal & (wr_at_y ? two : eq_kh1);
 // (AND-OR select: see the checks of k)
 wire hq0 = n0_l == r1_line;
 wire hq1 = n1_l == r1_line;
-// h_fsm: the next head warps against the next FSM masks, for both outcomes
-// of the pop; a coalescing's bit (late) only ORs in the warp's FSM bit. The
+// h_ok: the next head entry is a persist and its warps are not in the next
+// FSM masks, for both outcomes of the pop; a coalescing's bit (late) only
+// ORs in the warp's FSM bit. The
 // next masks are `fsm` (less the oldest epoch's when released) plus the
 // retiring head entry's warps when they join: each word is checked against
 // the three registers, and the release and join bits only select.
 {hf}wire hf0_n = hf0 | (ch0 & hfw);
 wire hf1_n = hf1 | (ch1 & hfw);
+// (after a pop, without)
+wire [1:0] hok = {{n1_t == 3'd1, n0_t == 3'd1}} & ~{{hf1_n, hf0_n}};
 ",
             lm = LW - 1,
             wm = W - 1,
@@ -493,7 +514,7 @@ always @(posedge clock) begin
       h_type <= 3'd0; h_line <= {lw}'d0; h_warps <= {w}'d0;
       st1_t <= 3'd0; st1_l <= {lw}'d0; st1_w <= {w}'d0;
       popped <= 1'b0; pf <= {iw}'d2; pf1 <= {iw}'d3; h1 <= {iw}'d1; mk1 <= 1'b0; mk2 <= 1'b0;
-      hl_eq <= 1'b0; h_fsm <= 1'b0;
+      hl_eq <= 1'b0; h_ok <= 1'b0;
       m1_full <= 1'b0; m2_full <= 1'b0;
    end else begin
       mk1 <= mk1_n; mk2 <= m_wa == k1; m1_full <= wr_at_tail; m2_full <= m1_full;
@@ -512,7 +533,7 @@ always @(posedge clock) begin
       st1_t <= n1_t; st1_l <= n1_l; st1_w <= n1_w;
       popped <= pop;
       hl_eq <= (pop & hq1) | (~pop & hq0);
-      h_fsm <= (pop & hf1_n) | (~pop & hf0_n);
+      h_ok <= (pop & hok[1]) | (~pop & hok[0]);
       if (pop) begin
          h1 <= pf;
          pf <= pf1;

@@ -25,7 +25,7 @@
 //! k" is registered (`ob`) against the next cycle's queues and head; `store`
 //! ANDs it with the warps of entry `k` and ORs the result (`k_older`).
 
-use crate::blocks::{bv, ev_local, mask, u, v_ev_local, v_older};
+use crate::blocks::{bv, ev_local, head_flush, mask, u, v_ev_local, v_older, V_HEAD_FLUSH};
 use rust_hdl::core::prelude::*;
 
 #[derive(Clone, Debug, Default)]
@@ -75,11 +75,15 @@ pub struct WarpTables<const W: usize, const WB: usize, const IW: usize> {
     /// An ordering entry retires at the head: warps whose oldest entry it is pop.
     pub retire: Signal<In, bool>,
     /// The head entry leaves (entry waits on it end): the head action's pop
-    /// without (`pop_pre`) and with (`ha_flush`) its flush, which the
-    /// request's eviction flush cancels, recomputed here from its parts
+    /// without (`pop_pre`) and with its flush (made here from `hf_pre`,
+    /// `h_ok`, `ep_room`, `not_full`: [`crate::blocks::head_flush`]), which
+    /// the request's eviction flush cancels, recomputed here from its parts
     /// ([`crate::blocks::ev_local`]).
     pub pop_pre: Signal<In, bool>,
-    pub ha_flush: Signal<In, bool>,
+    pub hf_pre: Signal<In, bool>,
+    pub h_ok: Signal<In, bool>,
+    pub ep_room: Signal<In, bool>,
+    pub not_full: Signal<In, bool>,
     pub ev_pre: Signal<In, bool>,
     pub k_ev: Signal<In, bool>,
     pub fifo_has: Signal<In, bool>,
@@ -128,7 +132,10 @@ impl<const W: usize, const WB: usize, const IW: usize> Default for WarpTables<W,
             k: Default::default(),
             retire: Default::default(),
             pop_pre: Default::default(),
-            ha_flush: Default::default(),
+            hf_pre: Default::default(),
+            h_ok: Default::default(),
+            ep_room: Default::default(),
+            not_full: Default::default(),
             ev_pre: Default::default(),
             k_ev: Default::default(),
             fifo_has: Default::default(),
@@ -160,7 +167,12 @@ impl<const W: usize, const WB: usize, const IW: usize> Default for WarpTables<W,
 impl<const W: usize, const WB: usize, const IW: usize> WarpTables<W, WB, IW> {
     /// The head entry leaves this cycle (`head_final != NONE`).
     fn pop(&self) -> bool {
-        let ha_flush = self.ha_flush.val();
+        let ha_flush = head_flush(
+            self.hf_pre.val(),
+            self.h_ok.val(),
+            self.ep_room.val(),
+            self.not_full.val(),
+        );
         let ev = ev_local(
             self.ev_pre.val(),
             self.k_ev.val(),
@@ -336,7 +348,9 @@ fn verilog(w: usize, wb: usize, iw: usize) -> String {
     v.push_str(&format!(
         "\
 wire [WBM:0] w = q_warp;
-// the pop of this cycle, with the request's eviction flush recomputed here
+// the pop of this cycle, with the head flush and the request's eviction
+// flush made here
+wire ha_flush = {hf};
 wire ev_l = {ev_l};
 wire pop = pop_pre | (ha_flush & ~ev_l);
 wire [WM:0] wsel = {{{{WM{{1'b0}}}}, 1'b1}} << w;
@@ -356,6 +370,7 @@ wire pe1 = oq_y ? py1 : pt1;
 // head, k1 (older compares) and k, push_idx (writes), bit j to all warps
 ",
         ev_l = v_ev_local("fifo_has"),
+        hf = V_HEAD_FLUSH,
         py0 = v_older("yy", "k1", "head"),
         pt0 = v_older("tail", "k1", "head"),
     ));

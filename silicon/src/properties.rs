@@ -132,8 +132,8 @@ const PROPS: [Property; 14] = [
         BrokenVariant {
             what: "head flush without the FSM gate",
             breakage: Breakage::Rtl(VerilogPatch::once(
-                "(h_type == 3'd1) & ~h_fsm & can_flush",
-                "(h_type == 3'd1) & can_flush",
+                "{n1_t == 3'd1, n0_t == 3'd1} & ~{hf1_n, hf0_n}",
+                "{n1_t == 3'd1, n0_t == 3'd1}",
             )),
             depth: 16,
         },

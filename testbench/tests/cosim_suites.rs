@@ -248,7 +248,11 @@ fn altered_rtl_file_is_caught_with_waveforms() {
     // The window compare off by one, and the head's FSM gating removed.
     for (from, to, name) in [
         ("(actr_m < window)", "(actr_m <= window)", "window"),
-        ("& ~h_fsm & can_flush", "& can_flush", "fsm"),
+        (
+            "{n1_t == 3'd1, n0_t == 3'd1} & ~{hf1_n, hf0_n}",
+            "{n1_t == 3'd1, n0_t == 3'd1}",
+            "fsm",
+        ),
     ] {
         let mut o = opts(p);
         let (_keep, rtl_file) = mutated_rtl(&p, from, to);
