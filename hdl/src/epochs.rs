@@ -210,6 +210,8 @@ wire [{am}:0] ack_n = {{{{{a3}{{1'b0}}}}, ack_count}};
 // by AND-OR (no `?:` that synthesis could share into one subtractor behind
 // the selects)
 wire [{am}:0] ack_m1 = ack_n - {a}'d1;
+// actr + 1 (a flush), from registers: see actr_f
+wire [{am}:0] actr_p1 = actr + {a}'d1;
 {ec}wire ack_lt = (sa0 & lt0) | (sa1 & lt1) | (sa2 & lt2) | (sa3 & lt3);
 wire [{am}:0] acked = ack_lt ? ectr_ack : ack_n;
 wire cur_nz = |ectr[ep_cur];
@@ -231,7 +233,11 @@ wire room = (ep_cur + 2'd1 != ep_old) | rel;
 (* keep *) wire [{am}:0] actr_m = actr - ack_n;
 wire [{am}:0] am_e = ({{{a}{{sa0}}}} & ae0) | ({{{a}{{sa1}}}} & ae1) | ({{{a}{{sa2}}}} & ae2) | ({{{a}{{sa3}}}} & ae3);
 (* keep *) wire [{am}:0] actr_k = ack_lt ? am_e : actr_m;
-(* keep *) wire [{am}:0] actr_f = actr_k + {a}'d1;
+// with the flush: the same subtracted from actr + 1 (actr_p1, from
+// registers), so that no incrementer lies behind the ack's selects
+(* keep *) wire [{am}:0] actr_m1 = actr_p1 - ack_n;
+wire [{am}:0] am_e1 = ({{{a}{{sa0}}}} & af0) | ({{{a}{{sa1}}}} & af1) | ({{{a}{{sa2}}}} & af2) | ({{{a}{{sa3}}}} & af3);
+(* keep *) wire [{am}:0] actr_f = ({{{a}{{ack_lt}}}} & am_e1) | ({{{a}{{~ack_lt}}}} & actr_m1);
 
 // fsm, ep_room and policy_ok are registered from the next-state values
 // (the late flush of this cycle only selects); `ep_full_r` and `pol_no_r`
@@ -270,7 +276,7 @@ always @(*) edm = ep_edm[0] | ep_edm[1] | ep_edm[2] | ep_edm[3];
 {edm_n}always @(*) edm_w = {edm_w}(ord_join & ~nowait & edm_add[sel_warp]);
 // actr + f - acked == 0, both cases of the (late) flush compared early; a
 // flush starts only below ACTR's maximum, so actr + 1 does not wrap
-wire az_f = actr + {a}'d1 == acked;
+wire az_f = (ack_lt & ~|am_e1) | (~ack_lt & ~|actr_m1);
 wire az_m = actr == acked;
 always @(*) actr_z_nx = (flush_now & az_f) | (~flush_now & az_m);
 always @(*) ack_err = ack_n > ectr_ack;
@@ -300,6 +306,7 @@ always @(posedge clock) begin
 (* keep *) wire [{am}:0] ed1{e} = ectr[{e}] - ack_m1;
 (* keep *) wire [{am}:0] ei{e} = ectr[{e}] + {A}'d1;
 (* keep *) wire [{am}:0] ae{e} = actr - ectr[{e}];
+(* keep *) wire [{am}:0] af{e} = actr_p1 - ectr[{e}];
 wire lt{e} = ack_n > ectr[{e}];
 wire sa{e} = ack_epoch == 2'd{e};
 wire sc{e} = ep_cur == 2'd{e};
