@@ -101,6 +101,7 @@ module sbrp_pb_formal #(
     wire rsp_store = rsp_ok && rop == 3'd0;
     wire rsp_evict = rsp_ok && rop == 3'd7;
     wire rsp_order = rsp_ok && rop != 3'd0 && rop != 3'd7;
+    wire pb_empty = obs_head == obs_tail && !obs_full;
 
     // ---- environment: interface requirements of spec §2 ----------------------
     // 1. One request per line in flight (taken 1..3 cycles ago, response not yet seen).
@@ -260,8 +261,11 @@ module sbrp_pb_formal #(
         if (req_ready != !(rst_cyc || rst_cyc_p)) ok = 1'b0;
 `endif
 `ifdef CHECK_LOST
-        // a store to wl performed or coalesced is flushed before idle
-        if (idle && lost_pend) ok = 1'b0;
+        // a store to wl performed or coalesced is flushed before idle; sooner,
+        // once the PB and the flush FIFO are both empty no flush of wl can
+        // follow (the store's entry is in the PB from its response on, and
+        // its flush in the FIFO until taken)
+        if (lost_pend && (idle || (pb_empty && !flush_valid))) ok = 1'b0;
 `endif
 `ifdef CHECK_PMO
         // no flush carrying S2's line with ww's bit offered before S1's flush is acked

@@ -31,8 +31,11 @@ pub struct BrokenVariant {
     /// What it breaks.
     pub what: &'static str,
     pub breakage: Breakage,
-    /// Cycles within which BMC must find its counterexample.
-    pub depth: u32,
+    /// The frame by which its counterexample must appear (measured: the
+    /// frame of the shortest one). BMC searches the variant to
+    /// `within + 1` frames (0..=within); a real BMC run must search at
+    /// least as deep, or a pass could be too shallow to see the bug.
+    pub within: u32,
 }
 
 /// One property of the formal environment.
@@ -93,7 +96,7 @@ const PROPS: [Property; 14] = [
         BrokenVariant {
             what: "environment acks flushes that were never taken",
             breakage: Breakage::Env(&["ENV_ACK_FREE"]),
-            depth: 8,
+            within: 3,
         },
     ),
     prop(
@@ -107,21 +110,21 @@ const PROPS: [Property; 14] = [
                 "wire take = flush_ready;",
                 "wire take = 1'b1;",
             )),
-            depth: 12,
+            within: 8,
         },
     ),
     prop(
         "lost",
         &["CHECK_LOST"],
         Engine::Bmc(BMC_DEPTH),
-        "no lost persist: a store to line l performed or coalesced is followed by a flush of l taken in a later cycle before idle (free hooks)",
+        "no lost persist: a store to line l performed or coalesced is followed by a flush of l taken in a later cycle, before idle and before the PB and the flush FIFO are both empty (free hooks)",
         BrokenVariant {
             what: "busy ignores the head flush of the same cycle (a store coalesces into a leaving entry)",
             breakage: Breakage::Rtl(VerilogPatch::once(
                 "wire busy = fifo_has | (ha_flush & (h_line == r2_line));",
                 "wire busy = fifo_has;",
             )),
-            depth: 16,
+            within: 13,
         },
     ),
     prop(
@@ -135,7 +138,7 @@ const PROPS: [Property; 14] = [
                 "(h_type == 3'd1) & ~h_fsm & can_flush",
                 "(h_type == 3'd1) & can_flush",
             )),
-            depth: 16,
+            within: 9,
         },
     ),
     prop(
@@ -149,16 +152,13 @@ const PROPS: [Property; 14] = [
                 "edm_add = (f_retire & t_edm) ?",
                 "edm_add = (1'b0) ?",
             )),
-            depth: 16,
+            within: 8,
         },
     ),
     prop(
         "coalesce",
         &["CHECK_COALESCE"],
-        // Deeper than BMC_DEPTH: since the registered reset (spec §7) the
-        // broken variant's shortest violation is at frame 12, which a run
-        // to 12 does not reach.
-        Engine::Bmc(14),
+        Engine::Bmc(BMC_DEPTH),
         "coalescing rule: after a store of w got entry k and a later ordering op of w was taken, no store of w coalesces into k until k is allocated again (free hooks)",
         BrokenVariant {
             what: "coalescing ignores the warp's younger ordering entry",
@@ -166,7 +166,7 @@ const PROPS: [Property; 14] = [
                 "wire younger = yq_valid & k_older_y;",
                 "wire younger = 1'b0;",
             )),
-            depth: 14,
+            within: 12,
         },
     ),
     prop(
@@ -183,7 +183,7 @@ const PROPS: [Property; 14] = [
                 "wire rel = old_z & (ep_old != ep_cur);",
                 "wire rel = old_z & (ep_old != ep_cur) & (actr == 0);",
             )),
-            depth: 24,
+            within: 22,
         },
     ),
     prop(
@@ -194,7 +194,7 @@ const PROPS: [Property; 14] = [
         BrokenVariant {
             what: "drain_all does not force the head",
             breakage: Breakage::Env(&["BROKEN_DRAIN_BOUND"]),
-            depth: 12,
+            within: 6,
         },
     ),
     cover("cover_coalesce", &["COVER_COALESCE"], 14, "a store coalesces"),
@@ -205,8 +205,10 @@ const PROPS: [Property; 14] = [
     cover("cover_edm", &["COVER_EDM"], 10, "a warp enters EDM on an epoch"),
 ];
 
-/// BMC depth of the real-RTL runs of the default `sbrp prove`.
-pub const BMC_DEPTH: u32 = 12;
+/// BMC depth of the real-RTL runs of the default `sbrp prove`: frames
+/// 0..=13, beyond every broken variant's `within` (the deepest, `lost`,
+/// fails at frame 13; `coalesce` at 12 since the registered reset, spec §7).
+pub const BMC_DEPTH: u32 = 14;
 
 /// Looks a property up by name.
 pub fn property(name: &str) -> Result<&'static Property> {
@@ -253,5 +255,36 @@ impl Property {
             d.extend_from_slice(extra);
         }
         d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real BMC run searches at least as deep as its broken variant's
+    /// counterexample, so a pass is not merely too shallow to see the bug.
+    #[test]
+    fn each_real_run_is_as_deep_as_its_broken_variant_fails() {
+        for p in PROPERTIES {
+            let Some(b) = p.broken else { continue };
+            if let Engine::Bmc(k) = p.engine {
+                assert!(
+                    k > b.within,
+                    "{}: real run to {k} frames (0..={}), broken variant fails at frame {}",
+                    p.name,
+                    k - 1,
+                    b.within
+                );
+            }
+        }
+    }
+
+    /// Every property has a broken variant, every cover none.
+    #[test]
+    fn each_property_has_a_broken_variant() {
+        for p in PROPERTIES {
+            assert_eq!(p.broken.is_none(), p.cover, "{}", p.name);
+        }
     }
 }

@@ -267,7 +267,7 @@ fn prove_one(
     }
     // A broken variant is searched by BMC to its depth.
     let engine = match (broken, prop.broken) {
-        (true, Some(b)) => Engine::Bmc(b.depth),
+        (true, Some(b)) => Engine::Bmc(b.within + 1),
         _ => prop.engine,
     };
     let pdr_s = if opts_pdr == 0 { 600 } else { opts_pdr };

@@ -3,7 +3,8 @@
 //! the RTL and fails on its deliberately broken variant (`PROPERTIES`);
 //! each cover is reached.
 //!
-//! Default: 16 entries, 4 warps, 16 lines, 8-bit ACTR, BMC to `BMC_DEPTH`.
+//! Default: 16 entries, 4 warps, 16 lines, 8-bit ACTR, BMC to `BMC_DEPTH`;
+//! each broken variant must fail by its frame `within`.
 //! `--ignored`: the same at 32 entries / 8 warps, and PDR attempts.
 
 use sbrp_iface::PbParams;
@@ -42,6 +43,13 @@ fn run(p: &PbParams, name: &str) {
             r.verdict,
             r.summary
         );
+        if let (true, Some(b), Verdict::Failed(f)) = (r.broken, prop.broken, r.verdict) {
+            assert!(
+                f <= b.within,
+                "{name}: broken variant fails at frame {f}, after {}",
+                b.within
+            );
+        }
     }
 }
 
