@@ -76,6 +76,10 @@ pub struct ProveOptions {
     pub sabotage: bool,
     /// Time limit of one PDR run, seconds (0: the default, 600).
     pub pdr_seconds: u32,
+    /// Try PDR on every property's real run (covers excepted) instead of
+    /// its engine; a run PDR leaves undecided within `pdr_seconds` is not
+    /// as expected (no proof was obtained).
+    pub pdr: bool,
 }
 
 /// Every run of one `sbrp prove`.
@@ -190,6 +194,15 @@ struct Tools {
     abc: Tool,
 }
 
+/// How the runs of one `sbrp prove` choose and limit their engine.
+#[derive(Clone, Copy, Debug, Default)]
+struct EngineChoice {
+    /// PDR's time limit, seconds (0: 600).
+    pdr_seconds: u32,
+    /// PDR on every real run but the covers.
+    pdr: bool,
+}
+
 /// One run: `rtl_broken` picks the broken variant, `broken` whether the run
 /// counts as the broken variant (they differ only when sabotaging).
 fn prove_one(
@@ -197,7 +210,7 @@ fn prove_one(
     prop: &Property,
     broken: bool,
     rtl_broken: bool,
-    opts_pdr: u32,
+    choice: EngineChoice,
     dir: &Path,
     tools: &Tools,
 ) -> Result<ProofRun> {
@@ -265,12 +278,17 @@ fn prove_one(
         }
         .into());
     }
-    // A broken variant is searched by BMC to its depth.
+    // A broken variant is searched by BMC to the frame it must fail by.
     let engine = match (broken, prop.broken) {
         (true, Some(b)) => Engine::Bmc(b.within + 1),
+        _ if choice.pdr && !prop.cover => Engine::Pdr,
         _ => prop.engine,
     };
-    let pdr_s = if opts_pdr == 0 { 600 } else { opts_pdr };
+    let pdr_s = if choice.pdr_seconds == 0 {
+        600
+    } else {
+        choice.pdr_seconds
+    };
     let (engine_name, abc_cmd) = match engine {
         Engine::Pdr => ("pdr".to_string(), format!("pdr -T {pdr_s}")),
         Engine::Bmc(k) => (format!("bmc3 -F {k}"), format!("bmc3 -F {k}")),
@@ -313,7 +331,7 @@ pub fn run_proofs(
     broken: bool,
     dir: &Path,
 ) -> Result<Vec<ProofRun>> {
-    run_proofs_with(p, props, broken, false, 0, dir)
+    run_proofs_with(p, props, broken, false, EngineChoice::default(), dir)
 }
 
 fn run_proofs_with(
@@ -321,7 +339,7 @@ fn run_proofs_with(
     props: &[&Property],
     broken: bool,
     sabotage: bool,
-    pdr_seconds: u32,
+    choice: EngineChoice,
     dir: &Path,
 ) -> Result<Vec<ProofRun>> {
     let tools = Tools {
@@ -333,9 +351,9 @@ fn run_proofs_with(
     let mut runs = Vec::new();
     for prop in props {
         let sab = sabotage && prop.broken.is_some();
-        runs.push(prove_one(p, prop, false, sab, pdr_seconds, dir, &tools)?);
+        runs.push(prove_one(p, prop, false, sab, choice, dir, &tools)?);
         if broken && prop.broken.is_some() {
-            runs.push(prove_one(p, prop, true, true, pdr_seconds, dir, &tools)?);
+            runs.push(prove_one(p, prop, true, true, choice, dir, &tools)?);
         }
     }
     Ok(runs)
@@ -355,7 +373,10 @@ pub fn prove(p: &PbParams, opts: &ProveOptions) -> Result<ProveReport> {
         &props,
         opts.broken,
         opts.sabotage,
-        opts.pdr_seconds,
+        EngineChoice {
+            pdr_seconds: opts.pdr_seconds,
+            pdr: opts.pdr,
+        },
         scratch.path(),
     )?;
     let report = ProveReport { params: *p, runs };
@@ -367,22 +388,23 @@ pub fn prove(p: &PbParams, opts: &ProveOptions) -> Result<ProveReport> {
 
 fn verdict_text(v: Verdict, cover: bool) -> String {
     match (v, cover) {
-        (Verdict::Proved, _) => "PROVED".into(),
-        (Verdict::Bounded(k), false) => format!("no cex to {k}"),
+        (Verdict::Proved, _) => "proved (PDR)".into(),
+        (Verdict::Bounded(k), false) => format!("bounded to {k}"),
         (Verdict::Bounded(k), true) => format!("NOT REACHED in {k}"),
         (Verdict::Failed(f), false) => format!("FAILS at {f}"),
         (Verdict::Failed(f), true) => format!("reached at {f}"),
-        (Verdict::Undecided, _) => "UNDECIDED".into(),
+        (Verdict::Undecided, _) => "UNDECIDED (PDR)".into(),
     }
 }
 
-/// One line per run: property, variant, engine, result, time, verdict.
+/// One line per run: property, variant, engine, result, time, verdict;
+/// then which real runs are proofs for every depth and which are bounded.
 pub fn format_proofs(r: &ProveReport) -> String {
     let mut s = String::new();
     for run in &r.runs {
         let _ = writeln!(
             s,
-            "  {:<14} {:<7} {:<10} {:<18} {:>7.1} s  {}",
+            "  {:<17} {:<7} {:<10} {:<18} {:>7.1} s  {}",
             run.property,
             if run.broken {
                 "broken"
@@ -399,6 +421,32 @@ pub fn format_proofs(r: &ProveReport) -> String {
             } else {
                 "UNEXPECTED"
             },
+        );
+    }
+    let real = || r.runs.iter().filter(|x| !x.broken && !x.cover);
+    let list = |v: Vec<String>| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    if real().next().is_some() {
+        let proved = real()
+            .filter(|x| x.verdict == Verdict::Proved)
+            .map(|x| x.property.clone())
+            .collect();
+        let bounded = real()
+            .filter_map(|x| match x.verdict {
+                Verdict::Bounded(k) => Some(format!("{} to {k}", x.property)),
+                _ => None,
+            })
+            .collect();
+        let _ = writeln!(s, "  proved for all depths (PDR): {}", list(proved));
+        let _ = writeln!(
+            s,
+            "  bounded (BMC from reset, cycles; not proofs): {}",
+            list(bounded)
         );
     }
     s
