@@ -87,7 +87,7 @@ const fn cover(
 /// The properties, in the order `sbrp prove` runs them.
 pub const PROPERTIES: &[Property] = &PROPS;
 
-const PROPS: [Property; 14] = [
+const PROPS: [Property; 15] = [
     prop(
         "actr",
         &["CHECK_ACTR"],
@@ -191,12 +191,18 @@ const PROPS: [Property; 14] = [
     prop(
         "drain",
         &["ENV_FAIR", "ENV_DRAIN", "CHECK_DRAIN"],
-        Engine::Bmc(BMC_DEPTH),
-        "drain at kernel end: drain_all held, no new request, fair acks / ready / inv_done: idle within BD = N (LACK + 4R + 4) + 16 cycles",
+        // Deeper than BMC_DEPTH: the broken variant fails at frame 24 (the
+        // PB empty at frame 7 at the earliest, then HI + 1 cycles not idle);
+        // 26 frames take about a second, 30 about 50 s.
+        Engine::Bmc(26),
+        "drain at kernel end: drain_all held, no new request, fair acks / ready / inv_done: the head stands still at most HM = 16 cycles while the PB holds entries, the unit is idle at most HI = 16 cycles after the PB is empty, hence idle within BD = (HM + 1) N + HI + 2 cycles of drain_all",
         BrokenVariant {
-            what: "drain_all does not force the head",
-            breakage: Breakage::Env(&["BROKEN_DRAIN_BOUND"]),
-            within: 6,
+            what: "acks are dropped (ackq_count stays 0)",
+            breakage: Breakage::Rtl(VerilogPatch::once(
+                "ackq_count <= ack_count;",
+                "ackq_count <= 3'd0;",
+            )),
+            within: 24,
         },
     ),
     cover("cover_coalesce", &["COVER_COALESCE"], 14, "a store coalesces"),
@@ -205,6 +211,7 @@ const PROPS: [Property; 14] = [
     cover("cover_epoch", &["COVER_EPOCH"], 16, "the current epoch reaches 3 (three epochs opened)"),
     cover("cover_pmo", &["COVER_PMO"], 12, "the PMO witness completes: S1 acked after S2 was taken"),
     cover("cover_edm", &["COVER_EDM"], 10, "a warp enters EDM on an epoch"),
+    cover("cover_drain", &["ENV_FAIR", "ENV_DRAIN", "COVER_DRAIN"], 12, "a drain in which a flush was taken reaches idle (its ack came)"),
 ];
 
 /// BMC depth of the real-RTL runs of the default `sbrp prove`: frames

@@ -126,20 +126,30 @@ pub struct FairBounds {
     pub linv: u32,
     /// Release: EDM on an epoch lasts at most `b` + 1 cycles.
     pub b: u32,
-    /// Drain: `idle` at most `bd` cycles after `drain_all` rose.
+    /// Drain: the head stands still at most `hm` cycles while the PB holds
+    /// entries.
+    pub hm: u32,
+    /// Drain: `idle` at most `hi` cycles after the PB is empty.
+    pub hi: u32,
+    /// Drain: `idle` at most `bd` cycles after `drain_all` rose, which
+    /// follows from `hm` and `hi`: the last allocation (a request taken in
+    /// the cycle `drain_all` rose) is seen 3 cycles later, then at most N
+    /// entries leave, one at least every `hm` + 1 cycles, then `hi` cycles.
     pub bd: u32,
 }
 
 /// Spec §6 "Bounded waits": Lack + F * Lrdy + 2 cycles from entering EDM,
 /// F = 4; the environment of the proofs uses Lack = 3, Lrdy = 2.
 pub fn fair_bounds(p: &PbParams) -> FairBounds {
-    let (lack, r) = (3, 2);
+    let (lack, r, hm, hi) = (3, 2, 16, 16);
     FairBounds {
         lack,
         r,
         linv: 2,
         b: lack + 4 * r + 2,
-        bd: p.entries * (lack + 4 * r + 4) + 16,
+        hm,
+        hi,
+        bd: (hm + 1) * p.entries + hi + 2,
     }
 }
 
@@ -240,6 +250,8 @@ fn prove_one(
         ("R", fb.r),
         ("LINV", fb.linv),
         ("B", fb.b),
+        ("HM", fb.hm),
+        ("HI", fb.hi),
         ("BD", fb.bd),
     ]
     .iter()
