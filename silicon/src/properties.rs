@@ -14,6 +14,19 @@ pub enum Engine {
     Pdr,
     /// Bounded model checking (`bmc3`) to this many cycles from reset.
     Bmc(u32),
+    /// BMC to N + this many cycles (N entries): for a run whose depth
+    /// grows with the PB.
+    BmcEntriesPlus(u32),
+}
+
+impl Engine {
+    /// The engine with the PB's size filled in (`BmcEntriesPlus` becomes `Bmc`).
+    pub fn for_entries(self, entries: u32) -> Engine {
+        match self {
+            Engine::BmcEntriesPlus(k) => Engine::Bmc(entries + k),
+            e => e,
+        }
+    }
 }
 
 /// What a broken variant changes.
@@ -74,11 +87,20 @@ const fn cover(
     depth: u32,
     what: &'static str,
 ) -> Property {
+    cover_with(name, define, Engine::Bmc(depth), what)
+}
+
+const fn cover_with(
+    name: &'static str,
+    define: &'static [&'static str],
+    engine: Engine,
+    what: &'static str,
+) -> Property {
     Property {
         name,
         defines: define,
         what,
-        engine: Engine::Bmc(depth),
+        engine,
         cover: true,
         broken: None,
     }
@@ -206,7 +228,8 @@ const PROPS: [Property; 15] = [
         },
     ),
     cover("cover_coalesce", &["COVER_COALESCE"], 14, "a store coalesces"),
-    cover("cover_full", &["COVER_FULL"], 26, "the PB is full"),
+    // Reached at frame N + 7 (23 at 16 entries, 39 at 32; 46 s at 32).
+    cover_with("cover_full", &["COVER_FULL"], Engine::BmcEntriesPlus(10), "the PB is full"),
     cover("cover_evict_fence", &["COVER_EVICT_FENCE"], 16, "an eviction flush is accepted while another warp is in ODM (its dFence older in the PB)"),
     cover("cover_epoch", &["COVER_EPOCH"], 16, "the current epoch reaches 3 (three epochs opened)"),
     cover("cover_pmo", &["COVER_PMO"], 12, "the PMO witness completes: S1 acked after S2 was taken"),
@@ -277,7 +300,8 @@ mod tests {
     fn each_real_run_is_as_deep_as_its_broken_variant_fails() {
         for p in PROPERTIES {
             let Some(b) = p.broken else { continue };
-            if let Engine::Bmc(k) = p.engine {
+            // the smallest PB (16 entries) has the shallowest runs
+            if let Engine::Bmc(k) = p.engine.for_entries(16) {
                 assert!(
                     k > b.within,
                     "{}: real run to {k} frames (0..={}), broken variant fails at frame {}",
@@ -287,6 +311,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The full PB is searched for N + 10 cycles (it is reached at N + 7).
+    #[test]
+    fn cover_full_grows_with_the_pb() {
+        let e = property("cover_full").unwrap().engine;
+        assert_eq!(e.for_entries(16), Engine::Bmc(26));
+        assert_eq!(e.for_entries(32), Engine::Bmc(42));
     }
 
     /// Every property has a broken variant, every cover none.

@@ -294,7 +294,7 @@ fn prove_one(
     let engine = match (broken, prop.broken) {
         (true, Some(b)) => Engine::Bmc(b.within + 1),
         _ if choice.pdr && !prop.cover => Engine::Pdr,
-        _ => prop.engine,
+        _ => prop.engine.for_entries(p.entries),
     };
     let pdr_s = if choice.pdr_seconds == 0 {
         600
@@ -303,7 +303,9 @@ fn prove_one(
     };
     let (engine_name, abc_cmd) = match engine {
         Engine::Pdr => ("pdr".to_string(), format!("pdr -T {pdr_s}")),
-        Engine::Bmc(k) => (format!("bmc3 -F {k}"), format!("bmc3 -F {k}")),
+        Engine::Bmc(k) | Engine::BmcEntriesPlus(k) => {
+            (format!("bmc3 -F {k}"), format!("bmc3 -F {k}"))
+        }
     };
     let script = format!("read_aiger {}; fold; {abc_cmd}", aig.display());
     let t0 = Instant::now();
