@@ -456,12 +456,23 @@ pub fn format_proofs(r: &ProveReport) -> String {
                 _ => None,
             })
             .collect();
+        let undecided: Vec<String> = real()
+            .filter(|x| x.verdict == Verdict::Undecided)
+            .map(|x| x.property.clone())
+            .collect();
         let _ = writeln!(s, "  proved for all depths (PDR): {}", list(proved));
         let _ = writeln!(
             s,
             "  bounded (BMC from reset, cycles; not proofs): {}",
             list(bounded)
         );
+        if !undecided.is_empty() {
+            let _ = writeln!(
+                s,
+                "  undecided (PDR, time limit; neither proved nor refuted): {}",
+                list(undecided)
+            );
+        }
     }
     s
 }
@@ -478,6 +489,8 @@ pub fn format_proof_failures(r: &ProveReport) -> String {
                 "broken variant not caught"
             } else if run.cover {
                 "cover not reached"
+            } else if run.verdict == Verdict::Undecided {
+                "no proof: PDR undecided in its time limit"
             } else {
                 "proof failed"
             },
@@ -490,6 +503,48 @@ pub fn format_proof_failures(r: &ProveReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(property: &str, engine: &str, verdict: Verdict) -> ProofRun {
+        ProofRun {
+            property: property.into(),
+            broken: false,
+            cover: false,
+            engine: engine.into(),
+            verdict,
+            seconds: 1.0,
+            summary: String::new(),
+            log: String::new(),
+        }
+    }
+
+    /// Proofs, bounded results and undecided PDR runs are told apart, per
+    /// run and in the summary; an undecided run is not called a failed proof.
+    #[test]
+    fn proved_bounded_and_undecided_are_reported_apart() {
+        let r = ProveReport {
+            params: prove_params(16, 4, 16, 8).unwrap(),
+            runs: vec![
+                run("handshake", "pdr", Verdict::Proved),
+                run("durable", "bmc3 -F 14", Verdict::Bounded(14)),
+                run("actr", "pdr", Verdict::Undecided),
+            ],
+        };
+        let text = format_proofs(&r);
+        for needle in [
+            "proved (PDR)",
+            "bounded to 14",
+            "UNDECIDED (PDR)",
+            "proved for all depths (PDR): handshake\n",
+            "not proofs): durable to 14\n",
+            "neither proved nor refuted): actr\n",
+        ] {
+            assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+        }
+        assert!(!r.all_as_expected());
+        let f = format_proof_failures(&r);
+        assert!(f.contains("actr (no proof: PDR undecided"), "{f}");
+        assert!(!f.contains("proof failed"), "{f}");
+    }
 
     #[test]
     fn abc_results_are_read() {
