@@ -214,9 +214,10 @@ const PROPS: [Property; 15] = [
         "drain",
         &["ENV_FAIR", "ENV_DRAIN", "CHECK_DRAIN"],
         // Deeper than BMC_DEPTH: the broken variant fails at frame 24 (the
-        // PB empty at frame 7 at the earliest, then HI + 1 cycles not idle);
-        // 26 frames take about a second, 30 about 50 s.
-        Engine::Bmc(26),
+        // PB empty at frame 7 at the earliest, then HI + 1 cycles not idle),
+        // and at frame 26 on the head check alone (an FSM-gated head stands
+        // still HM + 1 cycles); 27 frames take 3-5 s, 30 about 50 s.
+        Engine::Bmc(27),
         "drain at kernel end: drain_all held, no new request, fair acks / ready / inv_done: the head stands still at most HM = 16 cycles while the PB holds entries, the unit is idle at most HI = 16 cycles after the PB is empty, hence idle within BD = (HM + 1) N + HI + 2 cycles of drain_all",
         BrokenVariant {
             what: "acks are dropped (ackq_count stays 0)",
