@@ -13,7 +13,7 @@
 //                          ENV_ACK_FREE     acks unconstrained (broken environment)
 //   properties             CHECK_ACTR CHECK_HANDSHAKE CHECK_LOST CHECK_PMO
 //                          CHECK_DURABLE CHECK_COALESCE CHECK_RELEASE CHECK_DRAIN
-//   cover statements       COVERS
+//   cover statements       COVER_*
 //
 // All checks of a run are ANDed into one assertion `ok` (one AIGER property).
 module sbrp_pb_formal #(
@@ -23,7 +23,9 @@ module sbrp_pb_formal #(
     parameter R = 2,      // fair environment: flush_ready at least every R cycles
     parameter LINV = 2,   // fair environment: inv_done within LINV cycles of inv_req
     parameter B = 16,     // release bound (CHECK_RELEASE)
-    parameter BD = 200    // drain bound (CHECK_DRAIN)
+    parameter HM = 16,    // drain: the head stands still at most HM cycles (CHECK_DRAIN)
+    parameter HI = 16,    // drain: idle at most HI cycles after the PB is empty
+    parameter BD = 340    // drain: idle within BD cycles of drain_all (follows from HM, HI)
 ) (
     input clock,
     input rst,
@@ -101,6 +103,7 @@ module sbrp_pb_formal #(
     wire rsp_store = rsp_ok && rop == 3'd0;
     wire rsp_evict = rsp_ok && rop == 3'd7;
     wire rsp_order = rsp_ok && rop != 3'd0 && rop != 3'd7;
+    wire pb_empty = obs_head == obs_tail && !obs_full;
 
     // ---- environment: interface requirements of spec §2 ----------------------
     // 1. One request per line in flight (taken 1..3 cycles ago, response not yet seen).
@@ -260,8 +263,11 @@ module sbrp_pb_formal #(
         if (req_ready != !(rst_cyc || rst_cyc_p)) ok = 1'b0;
 `endif
 `ifdef CHECK_LOST
-        // a store to wl performed or coalesced is flushed before idle
-        if (idle && lost_pend) ok = 1'b0;
+        // a store to wl performed or coalesced is flushed before idle; sooner,
+        // once the PB and the flush FIFO are both empty no flush of wl can
+        // follow (the store's entry is in the PB from its response on, and
+        // its flush in the FIFO until taken)
+        if (lost_pend && (idle || (pb_empty && !flush_valid))) ok = 1'b0;
 `endif
 `ifdef CHECK_PMO
         // no flush carrying S2's line with ww's bit offered before S1's flush is acked
@@ -282,11 +288,11 @@ module sbrp_pb_formal #(
         if (rc > B) ok = 1'b0;
 `endif
 `ifdef CHECK_DRAIN
-`ifdef BROKEN_DRAIN_BOUND
-        if (dc > 2 && !idle) ok = 1'b0;   // broken monitor: a bound no drain meets
-`else
-        if (dc > BD && !idle) ok = 1'b0;
-`endif
+        // kernel end (drain_all held, no new requests, fair environment): the
+        // head never stands still more than HM cycles while the PB holds
+        // entries, the unit is idle at most HI cycles after the PB is empty,
+        // and so idle within BD cycles of drain_all
+        if (hc > HM || ec > HI || (dc > BD && !idle)) ok = 1'b0;
 `endif
     end
     always @* if (settled) assert (ok);
@@ -326,9 +332,22 @@ module sbrp_pb_formal #(
         if (rst_cyc || !obs_edm[ww]) rc <= 0;
         else if (rc != 0 || (p_odm && !obs_odm[ww])) rc <= rc + (rc <= B);
     end
-    // drain: cycles since drain_all rose (held, no requests after it)
-    reg [11:0] dc;
-    always @(posedge clock) dc <= (rst_cyc || !drain_all) ? 12'd0 : dc + (dc <= BD);
+    // drain (drain_all held once it rose, no requests after it): cycles
+    // since drain_all rose (dc); consecutive cycles the head has stood still
+    // with entries in the PB (hc); consecutive cycles the PB has been empty
+    // and the unit not idle (ec). Saturating.
+    reg [15:0] dc;
+    reg [4:0] hc, ec;
+    reg [IW-1:0] p_head;
+    always @(posedge clock) begin
+        dc <= (rst_cyc || !drain_all) ? 16'd0 : dc + (dc <= BD);
+        p_head <= obs_head;
+        hc <= (rst_cyc || !drain_all || pb_empty || obs_head != p_head) ? 5'd0 : hc + (hc <= HM);
+        ec <= (rst_cyc || !drain_all || !pb_empty || idle) ? 5'd0 : ec + (ec <= HI);
+    end
+    // cover: a drain that took a flush (so waited for its ack) reaches idle
+    reg dr_had;
+    always @(posedge clock) dr_had <= !rst_cyc && drain_all && (dr_had || flush_taken);
 
     // Covers against vacuity: each is asserted false, so BMC's
     // counterexample is the witness trace that reaches it.
@@ -350,6 +369,9 @@ module sbrp_pb_formal #(
 `endif
 `ifdef COVER_EDM
         assert (!(p_odm && !obs_odm[ww] && obs_edm[ww]));
+`endif
+`ifdef COVER_DRAIN
+        assert (!(dr_had && idle));
 `endif
     end
 endmodule

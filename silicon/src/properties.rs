@@ -14,6 +14,19 @@ pub enum Engine {
     Pdr,
     /// Bounded model checking (`bmc3`) to this many cycles from reset.
     Bmc(u32),
+    /// BMC to N + this many cycles (N entries): for a run whose depth
+    /// grows with the PB.
+    BmcEntriesPlus(u32),
+}
+
+impl Engine {
+    /// The engine with the PB's size filled in (`BmcEntriesPlus` becomes `Bmc`).
+    pub fn for_entries(self, entries: u32) -> Engine {
+        match self {
+            Engine::BmcEntriesPlus(k) => Engine::Bmc(entries + k),
+            e => e,
+        }
+    }
 }
 
 /// What a broken variant changes.
@@ -31,8 +44,11 @@ pub struct BrokenVariant {
     /// What it breaks.
     pub what: &'static str,
     pub breakage: Breakage,
-    /// Cycles within which BMC must find its counterexample.
-    pub depth: u32,
+    /// The frame by which its counterexample must appear (measured: the
+    /// frame of the shortest one). BMC searches the variant to
+    /// `within + 1` frames (0..=within); a real BMC run must search at
+    /// least as deep, or a pass could be too shallow to see the bug.
+    pub within: u32,
 }
 
 /// One property of the formal environment.
@@ -71,11 +87,20 @@ const fn cover(
     depth: u32,
     what: &'static str,
 ) -> Property {
+    cover_with(name, define, Engine::Bmc(depth), what)
+}
+
+const fn cover_with(
+    name: &'static str,
+    define: &'static [&'static str],
+    engine: Engine,
+    what: &'static str,
+) -> Property {
     Property {
         name,
         defines: define,
         what,
-        engine: Engine::Bmc(depth),
+        engine,
         cover: true,
         broken: None,
     }
@@ -84,7 +109,7 @@ const fn cover(
 /// The properties, in the order `sbrp prove` runs them.
 pub const PROPERTIES: &[Property] = &PROPS;
 
-const PROPS: [Property; 14] = [
+const PROPS: [Property; 15] = [
     prop(
         "actr",
         &["CHECK_ACTR"],
@@ -93,13 +118,15 @@ const PROPS: [Property; 14] = [
         BrokenVariant {
             what: "environment acks flushes that were never taken",
             breakage: Breakage::Env(&["ENV_ACK_FREE"]),
-            depth: 8,
+            within: 3,
         },
     ),
     prop(
         "handshake",
         &["CHECK_HANDSHAKE"],
-        Engine::Bmc(BMC_DEPTH),
+        // Proved for every depth: PDR needs under a second (0.2-0.5 s at
+        // 16 entries / 4 warps and at 32 / 8).
+        Engine::Pdr,
         "one response per taken request exactly three cycles later with its warp (replay for a warp >= W, rsp_idx 0 but for stores, all 0 when not valid); the flush at the FIFO head holds still while flush_valid && !flush_ready; req_ready 0 exactly in a reset cycle (the cycle after rst) and the cycle after it",
         BrokenVariant {
             what: "flush FIFO pops without flush_ready",
@@ -107,21 +134,21 @@ const PROPS: [Property; 14] = [
                 "wire take = flush_ready;",
                 "wire take = 1'b1;",
             )),
-            depth: 12,
+            within: 8,
         },
     ),
     prop(
         "lost",
         &["CHECK_LOST"],
         Engine::Bmc(BMC_DEPTH),
-        "no lost persist: a store to line l performed or coalesced is followed by a flush of l taken in a later cycle before idle (free hooks)",
+        "no lost persist: a store to line l performed or coalesced is followed by a flush of l taken in a later cycle, before idle and before the PB and the flush FIFO are both empty (free hooks)",
         BrokenVariant {
             what: "busy ignores the head flush of the same cycle (a store coalesces into a leaving entry)",
             breakage: Breakage::Rtl(VerilogPatch::once(
                 "wire busy = fifo_has | (ha_flush & (h_line == r2_line));",
                 "wire busy = fifo_has;",
             )),
-            depth: 16,
+            within: 13,
         },
     ),
     prop(
@@ -135,7 +162,7 @@ const PROPS: [Property; 14] = [
                 "{n1_t == 3'd1, n0_t == 3'd1} & ~{hf1_n, hf0_n}",
                 "{n1_t == 3'd1, n0_t == 3'd1}",
             )),
-            depth: 16,
+            within: 9,
         },
     ),
     prop(
@@ -149,16 +176,13 @@ const PROPS: [Property; 14] = [
                 "edm_add = (f_retire & t_edm) ?",
                 "edm_add = (1'b0) ?",
             )),
-            depth: 16,
+            within: 8,
         },
     ),
     prop(
         "coalesce",
         &["CHECK_COALESCE"],
-        // Deeper than BMC_DEPTH: since the registered reset (spec §7) the
-        // broken variant's shortest violation is at frame 12, which a run
-        // to 12 does not reach.
-        Engine::Bmc(14),
+        Engine::Bmc(BMC_DEPTH),
         "coalescing rule: after a store of w got entry k and a later ordering op of w was taken, no store of w coalesces into k until k is allocated again (free hooks)",
         BrokenVariant {
             what: "coalescing ignores the warp's younger ordering entry",
@@ -166,7 +190,7 @@ const PROPS: [Property; 14] = [
                 "wire younger = yq_valid & k_older_y;",
                 "wire younger = 1'b0;",
             )),
-            depth: 14,
+            within: 12,
         },
     ),
     prop(
@@ -183,30 +207,41 @@ const PROPS: [Property; 14] = [
                 "wire rel = old_z & (ep_old != ep_cur);",
                 "wire rel = old_z & (ep_old != ep_cur) & (actr == 0);",
             )),
-            depth: 24,
+            within: 22,
         },
     ),
     prop(
         "drain",
         &["ENV_FAIR", "ENV_DRAIN", "CHECK_DRAIN"],
-        Engine::Bmc(BMC_DEPTH),
-        "drain at kernel end: drain_all held, no new request, fair acks / ready / inv_done: idle within BD = N (LACK + 4R + 4) + 16 cycles",
+        // Deeper than BMC_DEPTH: the broken variant fails at frame 24 (the
+        // PB empty at frame 7 at the earliest, then HI + 1 cycles not idle),
+        // and at frame 26 on the head check alone (an FSM-gated head stands
+        // still HM + 1 cycles); 27 frames take 3-5 s, 30 about 50 s.
+        Engine::Bmc(27),
+        "drain at kernel end: drain_all held, no new request, fair acks / ready / inv_done: the head stands still at most HM = 16 cycles while the PB holds entries, the unit is idle at most HI = 16 cycles after the PB is empty, hence idle within BD = (HM + 1) N + HI + 2 cycles of drain_all",
         BrokenVariant {
-            what: "drain_all does not force the head",
-            breakage: Breakage::Env(&["BROKEN_DRAIN_BOUND"]),
-            depth: 12,
+            what: "acks are dropped (ackq_count stays 0)",
+            breakage: Breakage::Rtl(VerilogPatch::once(
+                "ackq_count <= ack_count;",
+                "ackq_count <= 3'd0;",
+            )),
+            within: 24,
         },
     ),
     cover("cover_coalesce", &["COVER_COALESCE"], 14, "a store coalesces"),
-    cover("cover_full", &["COVER_FULL"], 26, "the PB is full"),
+    // Reached at frame N + 7 (23 at 16 entries, 39 at 32; 46 s at 32).
+    cover_with("cover_full", &["COVER_FULL"], Engine::BmcEntriesPlus(10), "the PB is full"),
     cover("cover_evict_fence", &["COVER_EVICT_FENCE"], 16, "an eviction flush is accepted while another warp is in ODM (its dFence older in the PB)"),
     cover("cover_epoch", &["COVER_EPOCH"], 16, "the current epoch reaches 3 (three epochs opened)"),
     cover("cover_pmo", &["COVER_PMO"], 12, "the PMO witness completes: S1 acked after S2 was taken"),
     cover("cover_edm", &["COVER_EDM"], 10, "a warp enters EDM on an epoch"),
+    cover("cover_drain", &["ENV_FAIR", "ENV_DRAIN", "COVER_DRAIN"], 12, "a drain in which a flush was taken reaches idle (its ack came)"),
 ];
 
-/// BMC depth of the real-RTL runs of the default `sbrp prove`.
-pub const BMC_DEPTH: u32 = 12;
+/// BMC depth of the real-RTL runs of the default `sbrp prove`: frames
+/// 0..=13, beyond every broken variant's `within` (the deepest, `lost`,
+/// fails at frame 13; `coalesce` at 12 since the registered reset, spec §7).
+pub const BMC_DEPTH: u32 = 14;
 
 /// Looks a property up by name.
 pub fn property(name: &str) -> Result<&'static Property> {
@@ -253,5 +288,45 @@ impl Property {
             d.extend_from_slice(extra);
         }
         d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real BMC run searches at least as deep as its broken variant's
+    /// counterexample, so a pass is not merely too shallow to see the bug.
+    #[test]
+    fn each_real_run_is_as_deep_as_its_broken_variant_fails() {
+        for p in PROPERTIES {
+            let Some(b) = p.broken else { continue };
+            // the smallest PB (16 entries) has the shallowest runs
+            if let Engine::Bmc(k) = p.engine.for_entries(16) {
+                assert!(
+                    k > b.within,
+                    "{}: real run to {k} frames (0..={}), broken variant fails at frame {}",
+                    p.name,
+                    k - 1,
+                    b.within
+                );
+            }
+        }
+    }
+
+    /// The full PB is searched for N + 10 cycles (it is reached at N + 7).
+    #[test]
+    fn cover_full_grows_with_the_pb() {
+        let e = property("cover_full").unwrap().engine;
+        assert_eq!(e.for_entries(16), Engine::Bmc(26));
+        assert_eq!(e.for_entries(32), Engine::Bmc(42));
+    }
+
+    /// Every property has a broken variant, every cover none.
+    #[test]
+    fn each_property_has_a_broken_variant() {
+        for p in PROPERTIES {
+            assert_eq!(p.broken.is_none(), p.cover, "{}", p.name);
+        }
     }
 }

@@ -76,6 +76,10 @@ pub struct ProveOptions {
     pub sabotage: bool,
     /// Time limit of one PDR run, seconds (0: the default, 600).
     pub pdr_seconds: u32,
+    /// Try PDR on every property's real run (covers excepted) instead of
+    /// its engine; a run PDR leaves undecided within `pdr_seconds` is not
+    /// as expected (no proof was obtained).
+    pub pdr: bool,
 }
 
 /// Every run of one `sbrp prove`.
@@ -122,20 +126,30 @@ pub struct FairBounds {
     pub linv: u32,
     /// Release: EDM on an epoch lasts at most `b` + 1 cycles.
     pub b: u32,
-    /// Drain: `idle` at most `bd` cycles after `drain_all` rose.
+    /// Drain: the head stands still at most `hm` cycles while the PB holds
+    /// entries.
+    pub hm: u32,
+    /// Drain: `idle` at most `hi` cycles after the PB is empty.
+    pub hi: u32,
+    /// Drain: `idle` at most `bd` cycles after `drain_all` rose, which
+    /// follows from `hm` and `hi`: the last allocation (a request taken in
+    /// the cycle `drain_all` rose) is seen 3 cycles later, then at most N
+    /// entries leave, one at least every `hm` + 1 cycles, then `hi` cycles.
     pub bd: u32,
 }
 
 /// Spec §6 "Bounded waits": Lack + F * Lrdy + 2 cycles from entering EDM,
 /// F = 4; the environment of the proofs uses Lack = 3, Lrdy = 2.
 pub fn fair_bounds(p: &PbParams) -> FairBounds {
-    let (lack, r) = (3, 2);
+    let (lack, r, hm, hi) = (3, 2, 16, 16);
     FairBounds {
         lack,
         r,
         linv: 2,
         b: lack + 4 * r + 2,
-        bd: p.entries * (lack + 4 * r + 4) + 16,
+        hm,
+        hi,
+        bd: (hm + 1) * p.entries + hi + 2,
     }
 }
 
@@ -190,6 +204,15 @@ struct Tools {
     abc: Tool,
 }
 
+/// How the runs of one `sbrp prove` choose and limit their engine.
+#[derive(Clone, Copy, Debug, Default)]
+struct EngineChoice {
+    /// PDR's time limit, seconds (0: 600).
+    pdr_seconds: u32,
+    /// PDR on every real run but the covers.
+    pdr: bool,
+}
+
 /// One run: `rtl_broken` picks the broken variant, `broken` whether the run
 /// counts as the broken variant (they differ only when sabotaging).
 fn prove_one(
@@ -197,7 +220,7 @@ fn prove_one(
     prop: &Property,
     broken: bool,
     rtl_broken: bool,
-    opts_pdr: u32,
+    choice: EngineChoice,
     dir: &Path,
     tools: &Tools,
 ) -> Result<ProofRun> {
@@ -227,6 +250,8 @@ fn prove_one(
         ("R", fb.r),
         ("LINV", fb.linv),
         ("B", fb.b),
+        ("HM", fb.hm),
+        ("HI", fb.hi),
         ("BD", fb.bd),
     ]
     .iter()
@@ -265,15 +290,22 @@ fn prove_one(
         }
         .into());
     }
-    // A broken variant is searched by BMC to its depth.
+    // A broken variant is searched by BMC to the frame it must fail by.
     let engine = match (broken, prop.broken) {
-        (true, Some(b)) => Engine::Bmc(b.depth),
-        _ => prop.engine,
+        (true, Some(b)) => Engine::Bmc(b.within + 1),
+        _ if choice.pdr && !prop.cover => Engine::Pdr,
+        _ => prop.engine.for_entries(p.entries),
     };
-    let pdr_s = if opts_pdr == 0 { 600 } else { opts_pdr };
+    let pdr_s = if choice.pdr_seconds == 0 {
+        600
+    } else {
+        choice.pdr_seconds
+    };
     let (engine_name, abc_cmd) = match engine {
         Engine::Pdr => ("pdr".to_string(), format!("pdr -T {pdr_s}")),
-        Engine::Bmc(k) => (format!("bmc3 -F {k}"), format!("bmc3 -F {k}")),
+        Engine::Bmc(k) | Engine::BmcEntriesPlus(k) => {
+            (format!("bmc3 -F {k}"), format!("bmc3 -F {k}"))
+        }
     };
     let script = format!("read_aiger {}; fold; {abc_cmd}", aig.display());
     let t0 = Instant::now();
@@ -313,7 +345,7 @@ pub fn run_proofs(
     broken: bool,
     dir: &Path,
 ) -> Result<Vec<ProofRun>> {
-    run_proofs_with(p, props, broken, false, 0, dir)
+    run_proofs_with(p, props, broken, false, EngineChoice::default(), dir)
 }
 
 fn run_proofs_with(
@@ -321,7 +353,7 @@ fn run_proofs_with(
     props: &[&Property],
     broken: bool,
     sabotage: bool,
-    pdr_seconds: u32,
+    choice: EngineChoice,
     dir: &Path,
 ) -> Result<Vec<ProofRun>> {
     let tools = Tools {
@@ -333,9 +365,9 @@ fn run_proofs_with(
     let mut runs = Vec::new();
     for prop in props {
         let sab = sabotage && prop.broken.is_some();
-        runs.push(prove_one(p, prop, false, sab, pdr_seconds, dir, &tools)?);
+        runs.push(prove_one(p, prop, false, sab, choice, dir, &tools)?);
         if broken && prop.broken.is_some() {
-            runs.push(prove_one(p, prop, true, true, pdr_seconds, dir, &tools)?);
+            runs.push(prove_one(p, prop, true, true, choice, dir, &tools)?);
         }
     }
     Ok(runs)
@@ -355,7 +387,10 @@ pub fn prove(p: &PbParams, opts: &ProveOptions) -> Result<ProveReport> {
         &props,
         opts.broken,
         opts.sabotage,
-        opts.pdr_seconds,
+        EngineChoice {
+            pdr_seconds: opts.pdr_seconds,
+            pdr: opts.pdr,
+        },
         scratch.path(),
     )?;
     let report = ProveReport { params: *p, runs };
@@ -367,22 +402,23 @@ pub fn prove(p: &PbParams, opts: &ProveOptions) -> Result<ProveReport> {
 
 fn verdict_text(v: Verdict, cover: bool) -> String {
     match (v, cover) {
-        (Verdict::Proved, _) => "PROVED".into(),
-        (Verdict::Bounded(k), false) => format!("no cex to {k}"),
+        (Verdict::Proved, _) => "proved (PDR)".into(),
+        (Verdict::Bounded(k), false) => format!("bounded to {k}"),
         (Verdict::Bounded(k), true) => format!("NOT REACHED in {k}"),
         (Verdict::Failed(f), false) => format!("FAILS at {f}"),
         (Verdict::Failed(f), true) => format!("reached at {f}"),
-        (Verdict::Undecided, _) => "UNDECIDED".into(),
+        (Verdict::Undecided, _) => "UNDECIDED (PDR)".into(),
     }
 }
 
-/// One line per run: property, variant, engine, result, time, verdict.
+/// One line per run: property, variant, engine, result, time, verdict;
+/// then which real runs are proofs for every depth and which are bounded.
 pub fn format_proofs(r: &ProveReport) -> String {
     let mut s = String::new();
     for run in &r.runs {
         let _ = writeln!(
             s,
-            "  {:<14} {:<7} {:<10} {:<18} {:>7.1} s  {}",
+            "  {:<17} {:<7} {:<10} {:<18} {:>7.1} s  {}",
             run.property,
             if run.broken {
                 "broken"
@@ -401,6 +437,43 @@ pub fn format_proofs(r: &ProveReport) -> String {
             },
         );
     }
+    let real = || r.runs.iter().filter(|x| !x.broken && !x.cover);
+    let list = |v: Vec<String>| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    if real().next().is_some() {
+        let proved = real()
+            .filter(|x| x.verdict == Verdict::Proved)
+            .map(|x| x.property.clone())
+            .collect();
+        let bounded = real()
+            .filter_map(|x| match x.verdict {
+                Verdict::Bounded(k) => Some(format!("{} to {k}", x.property)),
+                _ => None,
+            })
+            .collect();
+        let undecided: Vec<String> = real()
+            .filter(|x| x.verdict == Verdict::Undecided)
+            .map(|x| x.property.clone())
+            .collect();
+        let _ = writeln!(s, "  proved for all depths (PDR): {}", list(proved));
+        let _ = writeln!(
+            s,
+            "  bounded (BMC from reset, cycles; not proofs): {}",
+            list(bounded)
+        );
+        if !undecided.is_empty() {
+            let _ = writeln!(
+                s,
+                "  undecided (PDR, time limit; neither proved nor refuted): {}",
+                list(undecided)
+            );
+        }
+    }
     s
 }
 
@@ -416,6 +489,8 @@ pub fn format_proof_failures(r: &ProveReport) -> String {
                 "broken variant not caught"
             } else if run.cover {
                 "cover not reached"
+            } else if run.verdict == Verdict::Undecided {
+                "no proof: PDR undecided in its time limit"
             } else {
                 "proof failed"
             },
@@ -428,6 +503,48 @@ pub fn format_proof_failures(r: &ProveReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(property: &str, engine: &str, verdict: Verdict) -> ProofRun {
+        ProofRun {
+            property: property.into(),
+            broken: false,
+            cover: false,
+            engine: engine.into(),
+            verdict,
+            seconds: 1.0,
+            summary: String::new(),
+            log: String::new(),
+        }
+    }
+
+    /// Proofs, bounded results and undecided PDR runs are told apart, per
+    /// run and in the summary; an undecided run is not called a failed proof.
+    #[test]
+    fn proved_bounded_and_undecided_are_reported_apart() {
+        let r = ProveReport {
+            params: prove_params(16, 4, 16, 8).unwrap(),
+            runs: vec![
+                run("handshake", "pdr", Verdict::Proved),
+                run("durable", "bmc3 -F 14", Verdict::Bounded(14)),
+                run("actr", "pdr", Verdict::Undecided),
+            ],
+        };
+        let text = format_proofs(&r);
+        for needle in [
+            "proved (PDR)",
+            "bounded to 14",
+            "UNDECIDED (PDR)",
+            "proved for all depths (PDR): handshake\n",
+            "not proofs): durable to 14\n",
+            "neither proved nor refuted): actr\n",
+        ] {
+            assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+        }
+        assert!(!r.all_as_expected());
+        let f = format_proof_failures(&r);
+        assert!(f.contains("actr (no proof: PDR undecided"), "{f}");
+        assert!(!f.contains("proof failed"), "{f}");
+    }
 
     #[test]
     fn abc_results_are_read() {

@@ -67,6 +67,32 @@ fn a_failed_proof_exits_1() {
     assert!(!logs.exists(), "logs written for a failed check");
 }
 
+/// `sbrp prove` says which results are proofs for every depth (PDR) and
+/// which are bounded (BMC), in each line and in the summary.
+#[test]
+fn prove_reports_proved_and_bounded_apart() {
+    for (prop, line, summary) in [
+        (
+            "handshake",
+            "proved (PDR)",
+            "proved for all depths (PDR): handshake",
+        ),
+        (
+            "durable",
+            "bounded to 14",
+            "bounded (BMC from reset, cycles; not proofs): durable to 14",
+        ),
+    ] {
+        let o = sbrp(&["prove", "--property", prop], &[]);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{stdout}\n{}", stderr(&o));
+        assert!(
+            stdout.contains(line) && stdout.contains(summary),
+            "{stdout}"
+        );
+    }
+}
+
 #[test]
 fn area_without_tools_or_library_exits_2() {
     for (var, value, hint) in [

@@ -33,6 +33,10 @@ pub struct ProveArgs {
     /// Time limit of a PDR run, seconds (0: 600).
     #[arg(long, value_name = "S", default_value_t = 0)]
     pdr_seconds: u32,
+    /// Try PDR (a proof for every depth) on each property instead of its
+    /// BMC; a property PDR leaves undecided in the time limit is a failed check.
+    #[arg(long)]
+    pdr: bool,
     /// Directory for the Yosys logs; written only when every run behaved as expected.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -65,6 +69,7 @@ pub fn run(a: &ProveArgs) -> Result<Verdict> {
         out: a.out.clone(),
         sabotage: a.sabotage,
         pdr_seconds: a.pdr_seconds,
+        pdr: a.pdr,
     };
     let r = sbrp_silicon::prove(&p, &opts)?;
     print!("{}", sbrp_silicon::format_proofs(&r));
