@@ -87,6 +87,11 @@ pub struct Epochs<const W: usize, const WB: usize, const A: usize> {
 }
 
 impl<const W: usize, const WB: usize, const A: usize> Epochs<W, WB, A> {
+    /// `ep_room`: the current epoch is open and ACTR is below its maximum.
+    fn ep_room(&self) -> bool {
+        !self._s.closed && self._s.actr < mask(A)
+    }
+
     /// (`rel`: the oldest epoch is released, `nowait`: a retiring ordering
     /// entry joins no epoch), from the state at the start of the cycle.
     fn rel_nowait(&self) -> (bool, bool) {
@@ -123,7 +128,7 @@ impl<const W: usize, const WB: usize, const A: usize> Epochs<W, WB, A> {
         let ha_flush = head_flush(
             self.hf_pre.val(),
             self.h_ok.val(),
-            !self._s.closed && self._s.actr < mask(A),
+            self.ep_room(),
             self.not_full.val(),
         );
         let f =
@@ -174,7 +179,7 @@ impl<const W: usize, const WB: usize, const A: usize> Logic for Epochs<W, WB, A>
         self.actr.next = bv(s.actr);
         self.actr_z_nx.next = self.next_state().actr == 0;
         self.ep_cur.next = bv(s.cur as u64);
-        self.ep_room.next = !s.closed && s.actr < mask(A);
+        self.ep_room.next = self.ep_room();
         self.pol_ok.next = self.eager.val() || (!self.lazy.val() && s.actr < u(&self.window));
         self.ack_err.next = n > s.ectr[u(&self.ack_epoch) as usize];
     }

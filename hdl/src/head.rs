@@ -124,16 +124,21 @@ impl<const W: usize, const IW: usize, const A: usize> Head<W, IW, A> {
         !self._s.full && self._s.head == self._s.tail
     }
 
-    fn act(&self) -> Act {
+    /// `hf_pre`: the PB is not empty, and the drain is forced or the
+    /// policy allows.
+    fn hf_pre(&self) -> bool {
         let s = &self._s;
+        let force = s.drain_pend || s.full || self.drainq.val();
+        !self.empty() && (force || self.pol_ok.val())
+    }
+
+    fn act(&self) -> Act {
         let empty = self.empty();
         let ht = u(&self.h_type);
-        let policy_ok = self.pol_ok.val();
-        let force = s.drain_pend || s.full || self.drainq.val();
         Act {
             pop: !empty && ht == u64::from(ty::HOLE),
             flush: head_flush(
-                !empty && (force || policy_ok),
+                self.hf_pre(),
                 self.h_ok.val(),
                 self.ep_room.val(),
                 self.not_full.val(),
@@ -214,11 +219,7 @@ impl<const W: usize, const IW: usize, const A: usize> Logic for Head<W, IW, A> {
         self.idle.next = !s.busy;
         self.last_type.next = bv(s.last_type);
         self.drain_pend.next = s.drain_pend;
-        {
-            let s = &self._s;
-            let force = s.drain_pend || s.full || self.drainq.val();
-            self.hf_pre.next = !self.empty() && (force || self.pol_ok.val());
-        }
+        self.hf_pre.next = self.hf_pre();
         let im = mask(IW);
         let (k, k1) = (u(&self.k), u(&self.k1));
         let cnt = s.tail.wrapping_sub(s.head) & im;
@@ -281,14 +282,13 @@ wire a_pop = ~empty_w & (h_type == 3'd0);
 // store; hf_pre goes to every block that makes the flush (blocks::head_flush)
 always @(*) hf_pre = ne_r & (force_dr | policy_ok);
 wire ha_flush = {hf};
-wire a_flush = ha_flush;
 wire a_retire = ~empty_w & (h_type >= 3'd2);
 // head_final: an eviction flush takes the cycle's flush; pop and retire
 // proceed, so the retirement depends on registers only. The eviction flush
 // is recomputed here from its parts (as in store, warps, epochs, fifo), so
 // that the late decision reaches each block's registers on its own net.
 wire ev_l = {ev_l};
-wire f_pop = a_pop | a_retire | (a_flush & ~ev_l);
+wire f_pop = a_pop | a_retire | (ha_flush & ~ev_l);
 wire f_retire = a_retire;
 wire t_edm = (h_type == 3'd3) | (h_type == 3'd7);
 wire t_inv = (h_type == 3'd3) | (h_type == 3'd6);

@@ -204,23 +204,15 @@ struct Tools {
     abc: Tool,
 }
 
-/// How the runs of one `sbrp prove` choose and limit their engine.
-#[derive(Clone, Copy, Debug, Default)]
-struct EngineChoice {
-    /// PDR's time limit, seconds (0: 600).
-    pdr_seconds: u32,
-    /// PDR on every real run but the covers.
-    pdr: bool,
-}
-
 /// One run: `rtl_broken` picks the broken variant, `broken` whether the run
-/// counts as the broken variant (they differ only when sabotaging).
+/// counts as the broken variant (they differ only when sabotaging); the
+/// engine's choice and PDR's time limit from `opts`.
 fn prove_one(
     p: &PbParams,
     prop: &Property,
     broken: bool,
     rtl_broken: bool,
-    choice: EngineChoice,
+    opts: &ProveOptions,
     dir: &Path,
     tools: &Tools,
 ) -> Result<ProofRun> {
@@ -293,13 +285,13 @@ fn prove_one(
     // A broken variant is searched by BMC to the frame it must fail by.
     let engine = match (broken, prop.broken) {
         (true, Some(b)) => Engine::Bmc(b.within + 1),
-        _ if choice.pdr && !prop.cover => Engine::Pdr,
+        _ if opts.pdr && !prop.cover => Engine::Pdr,
         _ => prop.engine.for_entries(p.entries),
     };
-    let pdr_s = if choice.pdr_seconds == 0 {
+    let pdr_s = if opts.pdr_seconds == 0 {
         600
     } else {
-        choice.pdr_seconds
+        opts.pdr_seconds
     };
     let (engine_name, abc_cmd) = match engine {
         Engine::Pdr => ("pdr".to_string(), format!("pdr -T {pdr_s}")),
@@ -345,15 +337,18 @@ pub fn run_proofs(
     broken: bool,
     dir: &Path,
 ) -> Result<Vec<ProofRun>> {
-    run_proofs_with(p, props, broken, false, EngineChoice::default(), dir)
+    let opts = ProveOptions {
+        broken,
+        ..Default::default()
+    };
+    run_proofs_with(p, props, &opts, dir)
 }
 
+/// The runs of `props` as `opts` asks (`property` and `out` aside).
 fn run_proofs_with(
     p: &PbParams,
     props: &[&Property],
-    broken: bool,
-    sabotage: bool,
-    choice: EngineChoice,
+    opts: &ProveOptions,
     dir: &Path,
 ) -> Result<Vec<ProofRun>> {
     let tools = Tools {
@@ -364,10 +359,10 @@ fn run_proofs_with(
     require(&tools.abc, "-h")?;
     let mut runs = Vec::new();
     for prop in props {
-        let sab = sabotage && prop.broken.is_some();
-        runs.push(prove_one(p, prop, false, sab, choice, dir, &tools)?);
-        if broken && prop.broken.is_some() {
-            runs.push(prove_one(p, prop, true, true, choice, dir, &tools)?);
+        let sab = opts.sabotage && prop.broken.is_some();
+        runs.push(prove_one(p, prop, false, sab, opts, dir, &tools)?);
+        if opts.broken && prop.broken.is_some() {
+            runs.push(prove_one(p, prop, true, true, opts, dir, &tools)?);
         }
     }
     Ok(runs)
@@ -382,17 +377,7 @@ pub fn prove(p: &PbParams, opts: &ProveOptions) -> Result<ProveReport> {
         None => PROPERTIES.iter().collect(),
     };
     let scratch = Scratch::new("prove")?;
-    let runs = run_proofs_with(
-        p,
-        &props,
-        opts.broken,
-        opts.sabotage,
-        EngineChoice {
-            pdr_seconds: opts.pdr_seconds,
-            pdr: opts.pdr,
-        },
-        scratch.path(),
-    )?;
+    let runs = run_proofs_with(p, &props, opts, scratch.path())?;
     let report = ProveReport { params: *p, runs };
     if let (Some(out), true) = (&opts.out, report.all_as_expected()) {
         scratch.publish_all(out)?;

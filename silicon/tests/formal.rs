@@ -15,7 +15,7 @@ fn params(entries: u32, warps: u32) -> PbParams {
     silicon::prove_params(entries, warps, entries, 8).unwrap()
 }
 
-fn run(p: &PbParams, name: &str) {
+fn run(p: &PbParams, name: &str) -> Vec<silicon::ProofRun> {
     let prop = silicon::property(name).unwrap();
     let dir = tempfile::Builder::new()
         .prefix(&format!("sbrp-prove-{name}-"))
@@ -51,6 +51,7 @@ fn run(p: &PbParams, name: &str) {
             );
         }
     }
+    runs
 }
 
 macro_rules! props {
@@ -84,10 +85,7 @@ props! {
 #[test]
 fn handshakes_proved_for_all_depths() {
     let p = params(16, 4);
-    run(&p, "handshake");
-    let dir = tempfile::tempdir().unwrap();
-    let prop = silicon::property("handshake").unwrap();
-    let real = silicon::run_proofs(&p, &[prop], false, dir.path()).expect("yosys runs");
+    let real = run(&p, "handshake");
     assert_eq!(real[0].engine, "pdr");
     assert_eq!(real[0].verdict, Verdict::Proved, "{}", real[0].summary);
     let opts = silicon::ProveOptions {
