@@ -3,6 +3,7 @@
 //! (the RTL or the reference model).
 
 pub mod cosim;
+pub mod crash;
 pub mod engine;
 pub mod error;
 pub mod gpu_run;

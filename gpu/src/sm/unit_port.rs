@@ -573,7 +573,12 @@ impl Sm {
         }
     }
 
-    fn ordering_accepted(&mut self, cx: &mut Ctx, w: usize, op: Op, now: u64) {
+    /// The record's `Ordering` event of warp `w`'s current instruction
+    /// (SBRP: when the unit accepts it; epoch and GPM: when its steps start).
+    pub(super) fn record_ordering(&mut self, cx: &mut Ctx, w: usize, now: u64) {
+        if self.rec.is_none() {
+            return;
+        }
         let instr = self.warps[w].op().clone();
         let kind = match &instr {
             Instr::OFence | Instr::Bar => Some(OrderingOp::OFence),
@@ -595,6 +600,10 @@ impl Sm {
                 cycle: now,
             });
         }
+    }
+
+    fn ordering_accepted(&mut self, cx: &mut Ctx, w: usize, op: Op, now: u64) {
+        self.record_ordering(cx, w, now);
         if op.stalls_in_odm() {
             self.set_state(
                 w,

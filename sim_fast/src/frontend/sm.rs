@@ -287,6 +287,7 @@ impl FrontEnd {
                 let op = OpRef {
                     warp: w.id,
                     seq: w.pc as u32,
+                    inst: 0,
                 };
                 self.sink.emit(&|| Event::Load {
                     op,
@@ -450,6 +451,7 @@ impl FrontEnd {
         let op = OpRef {
             warp: id,
             seq: p.seq,
+            inst: 0,
         };
         let pinned = matches!(p.op, Op::Store | Op::Evict);
         match RspKind::from_bits(out.rsp_kind) {
@@ -564,6 +566,7 @@ impl FrontEnd {
             });
         } else {
             self.sms[s].warps[p.warp].state = WState::Ready;
+            self.sink.emit(&|| Event::Retire { op, cycle: now });
             self.advance(s, p.warp);
         }
     }
@@ -606,12 +609,25 @@ impl FrontEnd {
             }
             w.state = WState::Ready;
             let id = w.id;
+            let seq = w.pc as u32;
             self.sink.emit(&|| Event::StallEnd {
                 warp: id,
                 cycle: now,
             });
+            if !retry {
+                let op = OpRef {
+                    warp: id,
+                    seq,
+                    inst: 0,
+                };
+                self.sink.emit(&|| Event::Retire { op, cycle: now });
+            }
             if let Some((flag, seq)) = publish {
-                let op = OpRef { warp: id, seq };
+                let op = OpRef {
+                    warp: id,
+                    seq,
+                    inst: 0,
+                };
                 let remote = self.cfg.remote_visibility as u64;
                 self.flags
                     .publish(flag, op, Scope::Device, nsms, now, remote);

@@ -6,13 +6,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
+use sbrp_testbench::crash::PointsReport;
 use sbrp_testbench::gpu_run::{resolve_config, ConfigSource, Overrides, Shadow};
 use sbrp_testbench::suite::{
     figures, run_app, run_jobs, suite_jobs, AppRunOpts, BenchRun, SUITE_RUNS,
 };
 use sbrp_workloads::{App, Build};
 
-use crate::args::{parse_sets, FaultArg};
+use crate::args::{jobs, parse_sets, FaultArg, GpuFaultArg};
 use crate::Verdict;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -107,10 +108,18 @@ pub struct BenchArgs {
     /// With `--cosim`: a number of SMs or `all`.
     #[arg(long, default_value = "all", requires = "cosim")]
     sms: String,
-    /// Record the run and check the app's invariant on the durable PM image
-    /// at the end (and whether it equals the crash-free final image).
+    /// Record the run; check the app's invariant on the durable PM image at
+    /// every cycle where it changed (and after recovery), the persistency
+    /// model's rules on the record (`sbrp check`), and whether the end
+    /// image equals the crash-free final image.
     #[arg(long)]
     check: bool,
+    /// Write the execution record as JSON to FILE (for `sbrp check`).
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Threads for `--check`'s crash points (default: the cores).
+    #[arg(long)]
+    jobs: Option<usize>,
     /// Override one configuration value, e.g. `--set pb.window=12` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -122,6 +131,10 @@ pub struct BenchArgs {
     /// (experiments and negative controls; not a correct SBRP).
     #[arg(long, value_enum, default_value = "none")]
     unit_fault: FaultArg,
+    /// A deliberate deviation of the GPU model's persistency actions
+    /// (negative controls: `skip-epoch-flush`, `drop-scope`).
+    #[arg(long, value_enum, default_value = "none")]
+    gpu_fault: GpuFaultArg,
 }
 
 pub fn bench(a: &BenchArgs) -> Result<Verdict> {
@@ -141,10 +154,16 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
                 .with_context(|| format!("--sms {k}: a number of SMs (at least 1) or `all`"))?,
         ),
     };
+    if let Some(f) = &a.record {
+        crate::run::check_output("--record", f)?;
+    }
     let o = AppRunOpts {
         recovery: a.recovery,
         shadow,
         check_image: a.check,
+        keep_record: a.record.is_some(),
+        check_threads: jobs(a.jobs)?,
+        gpu_fault: a.gpu_fault.into(),
         overrides: Overrides {
             artifact: a.artifact,
             set: parse_sets(&a.set)?,
@@ -153,6 +172,9 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
         ..AppRunOpts::new(build)
     };
     let r = run_app(app.as_ref(), &a.preset, &o)?;
+    if let (Some(f), Some(ex)) = (&a.record, &r.execution) {
+        crate::run::write_files(&[(f, serde_json::to_string(ex)?)])?;
+    }
     println!(
         "{} ({} {}) under {}: {} cycles, {} warp instructions, {} L1 PM read misses; {:.2} s, {:.2} M warp-instr/s",
         r.app,
@@ -193,6 +215,12 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
         ),
         Some(Err(e)) => println!("durable PM image: INVARIANT BROKEN: {e}"),
         None => {}
+    }
+    if let Some(p) = &r.points {
+        print_points(p, r.points_secs);
+    }
+    if let Some(c) = &r.checker {
+        crate::check::print_report(c, 3, Some(r.checker_secs));
     }
     for f in &r.failures {
         println!("FAILED: {f}");
@@ -349,4 +377,18 @@ fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
         std::fs::rename(tmp(p), p).with_context(|| format!("cannot write {}", p.display()))?;
     }
     Ok(())
+}
+
+/// The invariant at every durable point, one line (and the first failure).
+pub fn print_points(p: &PointsReport, secs: f64) {
+    println!(
+        "crash points: {} durable points, {} tried, {} distinct images, {} broken; {secs:.2} s",
+        p.durable_points, p.tried, p.distinct, p.failed
+    );
+    if let Some(f) = &p.first {
+        println!(
+            "  first broken at cycle {} ({}): {}",
+            f.cycle, f.stage, f.message
+        );
+    }
 }
