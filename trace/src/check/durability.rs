@@ -4,7 +4,10 @@
 //! A store S (SM `s`, address `a`, performed at cycle `t`) is carried by
 //! every flush of SM `s` holding `a` whose words were read from the L1 after
 //! `t` (`read_cycle > t`): the first carries S's value or, if a later store
-//! of the same SM overwrote `a` first, a newer one. S counts as durable at
+//! of the same SM overwrote `a` first, a newer one. A flush read in cycle
+//! `t` itself carries S when it holds S's value: within a cycle the unit's
+//! flushes read before the cycle's stores, epoch write-backs after them, and
+//! the value tells which (equal values are the same durable state). S counts as durable at
 //! the earliest durability among those flushes: from then on the durable
 //! value of `a` is S's or one that supersedes it (coherence order within an
 //! SM is the order the L1 took the stores). Stores of different SMs to one
@@ -18,10 +21,17 @@ use crate::record::{Event, Execution};
 pub const NEVER: u64 = u64::MAX;
 
 /// Durability of the flushes of a record, looked up per (SM, address).
+struct Lists {
+    reads: Vec<u64>,
+    suffix: Vec<u64>,
+    flush: Vec<(u64, u64)>,
+}
+
 pub struct Durability {
-    /// Per (SM, address): read cycles, ascending, and the suffix minimum of
-    /// the durable cycles of the flushes read at or after each.
-    by_addr: HashMap<(u32, u64), (Vec<u64>, Vec<u64>)>,
+    /// Per (SM, address): read cycles, ascending, the suffix minimum of
+    /// the durable cycles of the flushes read at or after each, and each
+    /// flush's (durable cycle, value).
+    by_addr: HashMap<(u32, u64), Lists>,
     /// Distinct cycles at which some flush became durable, ascending.
     pub points: Vec<u64>,
     pub flushes: usize,
@@ -36,7 +46,7 @@ impl Durability {
                 *c = (*c).min(*cycle);
             }
         }
-        let mut lists: HashMap<(u32, u64), Vec<(u64, u64)>> = HashMap::new();
+        let mut lists: HashMap<(u32, u64), Vec<(u64, u64, u64)>> = HashMap::new();
         let mut flushes = 0;
         for e in &exec.events {
             if let Event::Flush {
@@ -53,7 +63,7 @@ impl Durability {
                     lists
                         .entry((*sm, c.addr))
                         .or_default()
-                        .push((*read_cycle, d));
+                        .push((*read_cycle, d, c.value));
                 }
             }
         }
@@ -68,7 +78,15 @@ impl Durability {
                     m = m.min(v[i].1);
                     suffix[i] = m;
                 }
-                (k, (reads, suffix))
+                let flush = v.iter().map(|x| (x.1, x.2)).collect();
+                (
+                    k,
+                    Lists {
+                        reads,
+                        suffix,
+                        flush,
+                    },
+                )
             })
             .collect();
         let mut points: Vec<u64> = durable.values().copied().collect();
@@ -81,13 +99,20 @@ impl Durability {
         }
     }
 
-    /// Cycle a store of SM `sm` to `addr` performed at cycle `t` became
-    /// durable, or [`NEVER`].
-    pub fn of_store(&self, sm: u32, addr: u64, t: u64) -> u64 {
-        let Some((reads, suffix)) = self.by_addr.get(&(sm, addr)) else {
+    /// Cycle a store of SM `sm` of `value` to `addr` performed at cycle
+    /// `t` became durable, or [`NEVER`].
+    pub fn of_store(&self, sm: u32, addr: u64, value: u64, t: u64) -> u64 {
+        let Some(l) = self.by_addr.get(&(sm, addr)) else {
             return NEVER;
         };
-        let i = reads.partition_point(|&r| r <= t);
-        suffix.get(i).copied().unwrap_or(NEVER)
+        let i = l.reads.partition_point(|&r| r < t);
+        let j = l.reads.partition_point(|&r| r <= t);
+        let same_cycle = l.flush[i..j]
+            .iter()
+            .filter(|f| f.1 == value)
+            .map(|f| f.0)
+            .min()
+            .unwrap_or(NEVER);
+        l.suffix.get(j).copied().unwrap_or(NEVER).min(same_cycle)
     }
 }

@@ -48,9 +48,9 @@ struct Gate {
 struct WarpState {
     cur: Latest,
     gate: Gate,
-    /// Ordering ops begun and not yet retired: seq -> (kind, begin cycle,
-    /// own stores before it).
-    open: HashMap<u32, (OrderingOp, u64, Latest)>,
+    /// Ordering ops begun and not yet retired: seq -> (kind, own stores
+    /// before it, the SM's stores performed before it began).
+    open: HashMap<u32, (OrderingOp, Latest, Latest)>,
 }
 
 impl WarpState {
@@ -201,7 +201,7 @@ impl Walk<'_> {
                 );
             }
             Event::Persist { op, cell, cycle } => {
-                let d = self.dur.of_store(op.warp.sm, cell.addr, *cycle);
+                let d = self.dur.of_store(op.warp.sm, cell.addr, cell.value, *cycle);
                 let i = self.stores.len();
                 self.stores.push(PersistAt {
                     op: *op,
@@ -235,6 +235,11 @@ impl Walk<'_> {
             Event::Ordering {
                 op, kind, cycle, ..
             } => {
+                // Stores come in cycle order: those before `cycle` are all in.
+                let sm_before = self
+                    .sms
+                    .get(&op.warp.sm)
+                    .map_or(Latest::NONE, |s| s.strictly_before(*cycle));
                 let ws = self.warps.entry(key(op)).or_insert_with(WarpState::new);
                 let cur = ws.cur;
                 ws.raise(
@@ -244,7 +249,7 @@ impl Walk<'_> {
                         kind: *kind,
                     },
                 );
-                ws.open.insert(op.seq, (*kind, *cycle, cur));
+                ws.open.insert(op.seq, (*kind, cur, sm_before));
                 if let OrderingOp::PRel(_) = kind {
                     let frontier = ws.gate;
                     self.releases.insert(*op, (frontier, cur));
@@ -302,7 +307,7 @@ impl Walk<'_> {
                 let Some(ws) = self.warps.get_mut(&key(op)) else {
                     return Ok(());
                 };
-                let Some((kind, begun, own)) = ws.open.remove(&op.seq) else {
+                let Some((kind, own, sm_before)) = ws.open.remove(&op.seq) else {
                     return Ok(());
                 };
                 let mut need: Vec<(Latest, Rule)> = vec![];
@@ -314,9 +319,7 @@ impl Walk<'_> {
                     _ => {}
                 }
                 if model != Model::Sbrp {
-                    if let Some(sm) = self.sms.get(&op.warp.sm) {
-                        need.push((sm.strictly_before(begun), Rule::EpochBarrier { op: *op }));
-                    }
+                    need.push((sm_before, Rule::EpochBarrier { op: *op }));
                 }
                 for (l, rule) in need {
                     if let Some(s) = l.store {
