@@ -220,6 +220,12 @@ pub struct PmConfig {
     pub latency: u32,
     /// Writes a PM controller's write-pending queue holds (the ADR domain) [A: queue 64].
     pub queue: u32,
+    /// PM-far: the host NVM is `channels` independent devices (address-
+    /// interleaved, each with its bandwidth share and a queue of `queue`),
+    /// so one SM's writes can become durable out of issue order, as on a
+    /// multi-channel host [D: `docs/model-memory.md` §6.1]. PM-near's
+    /// channels already are independent: no effect there.
+    pub reorder: bool,
 }
 
 impl Default for PmConfig {
@@ -232,6 +238,7 @@ impl Default for PmConfig {
             write_bandwidth: 42.0,
             latency: 300,
             queue: 64,
+            reorder: false,
         }
     }
 }

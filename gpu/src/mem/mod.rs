@@ -133,7 +133,8 @@ pub struct MemSystem {
     l2_latency: u64,
     /// GDDR channel of each slice (slices are split evenly over channels).
     gddr_chan: Vec<u32>,
-    /// PM channel (near) or PCIe link (far, per-channel) of each slice.
+    /// PM channel of each slice: near, the channel; far, the host NVM
+    /// channel (`pm.reorder`) and the PCIe link (`pcie_per_channel`).
     pm_chan: Vec<u32>,
 }
 
@@ -300,14 +301,18 @@ impl MemSystem {
                 let accepted = dev.write(self.floor, t, bytes);
                 self.stats.wpq_stalls += dev.wpq.stalls - stalls;
                 // ADR (and eADR, which means nothing more near): durable on
-                // acceptance into the controller's write-pending queue.
+                // acceptance into the controller's write-pending queue. Each
+                // channel's queue is its own, so writes to different channels
+                // can become durable out of issue order (`pm.reorder` is moot).
                 (accepted, accepted)
             }
             Some(far) => {
                 self.stats.pcie_to_host_bytes += bytes;
-                let stalls = far.nvm.wpq.stalls;
                 let w = far.write(self.floor, chan, t, bytes);
-                self.stats.wpq_stalls += far.nvm.wpq.stalls - stalls;
+                self.stats.wpq_stalls += w.stalled as u64;
+                // eADR's point is the link's far end, reached in link order
+                // (one link); ADR's is the NVM queue, per channel under
+                // `pm.reorder`.
                 let durable = match self.cfg.pm.durability {
                     Durability::Adr => w.accepted,
                     Durability::Eadr => w.crossed,
@@ -384,9 +389,9 @@ impl MemSystem {
                     .unwrap_or(0),
             ),
             Some(f) => (
-                vec![f.nvm.path()],
+                f.nvm.iter().map(|d| d.path()).collect(),
                 f.up.iter().chain(&f.down).collect(),
-                f.nvm.wpq.wait_max,
+                f.nvm.iter().map(|d| d.wpq.wait_max).max().unwrap_or(0),
             ),
         };
         let down_max = self.down.iter().map(|c| c.wait_max).max().unwrap_or(0);
