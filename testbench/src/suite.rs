@@ -99,8 +99,9 @@ pub struct AppRunOpts {
     pub keep_record: bool,
     /// Threads for checking crash points.
     pub check_threads: usize,
-    /// Which durable points `check_image` tries.
-    pub points: Points,
+    /// With `check_image`: the durable points at which the app's invariant
+    /// is checked (None: the end image only; the checker sees every point).
+    pub points: Option<Points>,
     /// A deliberate deviation of the GPU model's persistency actions
     /// (epoch's flush skipped, scopes dropped: negative controls).
     pub gpu_fault: GpuFault,
@@ -120,7 +121,7 @@ impl AppRunOpts {
             check_image: false,
             keep_record: false,
             check_threads: 1,
-            points: Points::Every,
+            points: None,
             gpu_fault: GpuFault::None,
             overrides: Overrides::default(),
             unit_fault: UnitFault::None,
@@ -166,7 +167,9 @@ pub fn run_app(app: &dyn App, preset: &str, o: &AppRunOpts) -> Result<BenchRun> 
             .map(|()| !recovery && img == app.final_image())
     });
     let t1 = Instant::now();
-    let points = checked.map(|ex| check_points(app, &init, ex, o.points, o.check_threads));
+    let points = checked
+        .zip(o.points)
+        .map(|(ex, w)| check_points(app, &init, ex, w, o.check_threads));
     let points_secs = t1.elapsed().as_secs_f64();
     let t2 = Instant::now();
     let checker = match checked {
@@ -246,6 +249,16 @@ pub fn suite_jobs(n: usize) -> Vec<Job> {
     v
 }
 
+/// What the suite checks in every run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SuiteCheck {
+    /// Record every run; the persistency checker at every durable point and
+    /// the app's invariant on the end image.
+    pub check: bool,
+    /// The app's invariant also at these durable points.
+    pub points: Option<Points>,
+}
+
 /// Runs `jobs` on `threads` threads (each job builds its own GPU; the apps
 /// are shared), calling `progress(done, total)` as jobs finish. Results
 /// come back in job order.
@@ -254,6 +267,7 @@ pub fn run_jobs(
     jobs: &[Job],
     threads: usize,
     overrides: &Overrides,
+    check: &SuiteCheck,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<BenchRun>> {
     let next = AtomicUsize::new(0);
@@ -268,6 +282,8 @@ pub fn run_jobs(
                 let o = AppRunOpts {
                     recovery: j.recovery,
                     overrides: overrides.clone(),
+                    check_image: check.check,
+                    points: check.points,
                     ..AppRunOpts::new(j.build)
                 };
                 let r = run_app(apps[j.app].as_ref(), j.preset, &o).map(|mut r| {

@@ -330,3 +330,6 @@ pub fn check_pmo(exec: &Execution) -> Vec<String> {
         .map(|v| v.to_string())
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

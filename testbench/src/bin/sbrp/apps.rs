@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
-use sbrp_testbench::crash::PointsReport;
+use sbrp_testbench::crash::{Points, PointsReport};
 use sbrp_testbench::gpu_run::{resolve_config, ConfigSource, Overrides, Shadow};
 use sbrp_testbench::suite::{
-    figures, run_app, run_jobs, suite_jobs, AppRunOpts, BenchRun, SUITE_RUNS,
+    figures, run_app, run_jobs, suite_jobs, AppRunOpts, BenchRun, SuiteCheck, SUITE_RUNS,
 };
 use sbrp_workloads::{App, Build};
 
@@ -117,6 +117,12 @@ pub struct BenchArgs {
     /// Write the execution record as JSON to FILE (for `sbrp check`).
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
+    /// With `--check`: the app's invariant at this many durable points drawn
+    /// at random (with --seed) instead of at every one.
+    #[arg(long, requires = "check")]
+    points: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     /// Threads for `--check`'s crash points (default: the cores).
     #[arg(long)]
     jobs: Option<usize>,
@@ -157,12 +163,18 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
     if let Some(f) = &a.record {
         crate::run::check_output("--record", f)?;
     }
+    let points = match a.points {
+        Some(0) => bail!("--points 0: at least 1"),
+        Some(n) => Points::Sample { n, seed: a.seed },
+        None => Points::Every,
+    };
     let o = AppRunOpts {
         recovery: a.recovery,
         shadow,
         check_image: a.check,
         keep_record: a.record.is_some(),
         check_threads: jobs(a.jobs)?,
+        points: a.check.then_some(points),
         gpu_fault: a.gpu_fault.into(),
         overrides: Overrides {
             artifact: a.artifact,
@@ -250,6 +262,15 @@ pub struct SuiteArgs {
     /// in every run (as `sbrp run --artifact`). Applied before `--set`.
     #[arg(long)]
     artifact: bool,
+    /// Skip the crash-consistency checks (every run is otherwise recorded
+    /// and checked by the persistency checker at every durable point, and
+    /// its end image by the app's invariant).
+    #[arg(long)]
+    no_check: bool,
+    /// Also check the app's invariant at this many durable points of every
+    /// run (drawn with a fixed seed).
+    #[arg(long, value_name = "N", conflicts_with = "no_check")]
+    crash_points: Option<usize>,
 }
 
 pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
@@ -295,7 +316,14 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
             eprint!("\r{done}/{total} runs");
         }
     };
-    let runs = run_jobs(&apps, &jobs, threads, &over, &progress)?;
+    if a.crash_points == Some(0) {
+        bail!("--crash-points 0: at least 1");
+    }
+    let check = SuiteCheck {
+        check: !a.no_check,
+        points: a.crash_points.map(|n| Points::Sample { n, seed: 1 }),
+    };
+    let runs = run_jobs(&apps, &jobs, threads, &over, &check, &progress)?;
     if tty {
         eprint!("\r{:20}\r", "");
     }
@@ -318,14 +346,64 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
             instrs as f64 / s.max(1e-9) / 1e6
         );
     }
+    if check.check {
+        let persists: u64 = runs
+            .iter()
+            .filter_map(|r| r.checker.as_ref())
+            .map(|c| c.persists)
+            .sum();
+        let dpoints: u64 = runs
+            .iter()
+            .filter_map(|r| r.checker.as_ref())
+            .map(|c| c.durable_points)
+            .sum();
+        let tried: u64 = runs
+            .iter()
+            .filter_map(|r| r.points.as_ref())
+            .map(|p| p.tried)
+            .sum();
+        let broken = runs
+            .iter()
+            .filter(|r| {
+                r.checker.as_ref().is_some_and(|c| !c.ok())
+                    || r.points.as_ref().is_some_and(|p| p.failed > 0)
+                    || matches!(r.image, Some(Err(_)))
+            })
+            .count();
+        println!(
+            "crash consistency: {} runs, {persists} persists checked at {dpoints} durable points (persistency checker), app invariants on {} end images{}: {}",
+            runs.len(),
+            runs.len(),
+            if tried > 0 {
+                format!(" and {tried} crash points")
+            } else {
+                String::new()
+            },
+            if broken == 0 {
+                "all hold".to_string()
+            } else {
+                format!("{broken} runs BROKEN")
+            }
+        );
+    }
     let bad: Vec<&BenchRun> = runs.iter().filter(|r| !r.ok()).collect();
     for r in &bad {
+        let mut why = r.failures.clone();
+        if let Some(Err(e)) = &r.image {
+            why.push(format!("end image: {e}"));
+        }
+        if let Some(f) = r.points.as_ref().and_then(|p| p.first.as_ref()) {
+            why.push(format!("crash point at cycle {}: {}", f.cycle, f.message));
+        }
+        if let Some(v) = r.checker.as_ref().and_then(|c| c.violations.first()) {
+            why.push(format!("persist order: {v}"));
+        }
         println!(
-            "FAILED: {} under {}{}: {:?}",
+            "FAILED: {} under {}{}: {}",
             r.app,
             r.preset,
             if r.recovery { " (recovery)" } else { "" },
-            r.failures
+            why.join("; ")
         );
     }
     println!(
