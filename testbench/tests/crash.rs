@@ -4,6 +4,8 @@
 //! persistency checker at every durable point: zero failures for the correct
 //! models. Negative controls: broken units and a broken epoch model are
 //! caught, by the invariants or by the checker.
+//!
+//! Run in release for speed: `cargo test --release -p sbrp-testbench --test crash`.
 
 use sbrp_testbench::crash::{check_points, Points};
 use sbrp_testbench::gpu_run::{resolve_config, ConfigSource, Overrides};
@@ -121,11 +123,10 @@ fn a_unit_without_fsm_gating_is_caught_on_every_app() {
 fn ordering_faults_only_the_checker_can_see_are_caught() {
     use sbrp_sim_fast::Fault;
     let apps = apps();
-    for f in [
-        Fault::DFenceNoWait,
-        Fault::EvictIgnoreOrdering,
-        Fault::IgnoreCoalesceOrdering,
-    ] {
+    // EvictIgnoreOrdering needs an eviction behind the evicting warp's own
+    // fence, which these sizes never make: `cosim_suites.rs` catches it on
+    // litmus 19's record.
+    for f in [Fault::DFenceNoWait, Fault::IgnoreCoalesceOrdering] {
         let caught: Vec<&str> = apps
             .iter()
             .filter(|a| {
