@@ -390,7 +390,11 @@ fn the_checker_passes_rtl_litmus_records_and_catches_a_mutated_rtl() {
     let violations: u64 = out
         .files
         .iter()
-        .map(|f| check(&read(f), &Options::default()).unwrap().violations_total)
+        .map(|f| {
+            check(&read(f), &Options::default())
+                .unwrap()
+                .violations_total
+        })
         .sum();
     assert!(
         violations > 0,
