@@ -17,6 +17,9 @@ use sbrp_trace::{Event, Execution};
 use sbrp_workloads::{App, PmImage};
 use serde::Serialize;
 
+use crate::error::{BenchError, Result};
+use crate::gpu_run::{build_gpu, resolve_config, ConfigSource, Overrides, Shadow};
+
 /// Which durable points to try.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Points {
@@ -157,7 +160,7 @@ fn sample(len: usize, n: usize, seed: u64) -> Vec<usize> {
 }
 
 /// The app's invariant on the crash image, then on its functional recovery.
-fn check_image(app: &dyn App, img: &PmImage) -> Result<(), (String, String)> {
+fn check_image(app: &dyn App, img: &PmImage) -> std::result::Result<(), (String, String)> {
     app.check(img).map_err(|m| ("invariant".to_string(), m))?;
     let rec = app.recover(img);
     app.check(&rec)
@@ -289,6 +292,89 @@ pub fn same_image(a: &PmImage, b: &PmImage) -> Option<u64> {
         .chain(b.words.keys())
         .find(|&&k| a.get(k) != b.get(k))
         .copied()
+}
+
+/// One recovery run on the GPU model.
+#[derive(Clone, Debug, Serialize)]
+pub struct RecoveryRun {
+    /// The crash point (cycle of the run).
+    pub crash_cycle: u64,
+    /// Cycles of the recovery kernels.
+    pub cycles: u64,
+    pub finished: bool,
+    /// First address where its image differs from the functional recovery.
+    pub differs_at: Option<u64>,
+}
+
+/// The recovery kernels for the images at `k` crash points of `ex` spread
+/// over its distinct images, each run on the GPU model of `preset`, on
+/// `threads` threads; in crash-cycle order.
+pub fn recovery_runs(
+    app: &dyn App,
+    preset: &str,
+    over: &Overrides,
+    init: &PmImage,
+    ex: &Execution,
+    k: usize,
+    threads: usize,
+) -> Result<Vec<RecoveryRun>> {
+    let at = spread_points(init, ex, k);
+    let images = images_at(init, ex, &at);
+    let out: Mutex<Vec<Option<Result<RecoveryRun>>>> =
+        Mutex::new((0..at.len()).map(|_| None).collect());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads.clamp(1, at.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(img) = images.get(i) else { break };
+                let r = recover_one(app, preset, over, img, at[i]);
+                out.lock().unwrap()[i] = Some(r);
+            });
+        }
+    });
+    out.into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.expect("every recovery ran"))
+        .collect()
+}
+
+fn recover_one(
+    app: &dyn App,
+    preset: &str,
+    over: &Overrides,
+    img: &PmImage,
+    crash_cycle: u64,
+) -> Result<RecoveryRun> {
+    let cfg = resolve_config(&ConfigSource::Preset(preset.into()), over)?;
+    let mut b = build_gpu(&cfg, Shadow::None, sbrp_sim_fast::Fault::None)?;
+    let prog = app.recovery(img);
+    let r = b.gpu.run(
+        prog.as_ref(),
+        sbrp_gpu::RunOpts {
+            record: true,
+            ..Default::default()
+        },
+    );
+    let ex = r
+        .execution
+        .as_ref()
+        .ok_or_else(|| BenchError::Invalid("the recovery run kept no record".into()))?;
+    let after = PmImage::at_cycle(img, ex, u64::MAX);
+    Ok(RecoveryRun {
+        crash_cycle,
+        cycles: r.cycles,
+        finished: r.finished,
+        differs_at: same_image(&after, &app.recover(img)),
+    })
+}
+
+/// Median and largest of the recovery runs' cycles.
+pub fn median_worst(runs: &[RecoveryRun]) -> Option<(u64, u64)> {
+    let mut c: Vec<u64> = runs.iter().map(|r| r.cycles).collect();
+    c.sort_unstable();
+    Some((*c.get((c.len().max(1) - 1) / 2)?, *c.last()?))
 }
 
 #[cfg(test)]

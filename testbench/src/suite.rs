@@ -257,6 +257,9 @@ pub struct SuiteCheck {
     pub check: bool,
     /// The app's invariant also at these durable points.
     pub points: Option<Points>,
+    /// Keep the records of the timed runs under `RECOVERY_RUNS`' presets
+    /// (for recovery from crash points of the run, Figure 11's campaign).
+    pub keep_recovery_records: bool,
 }
 
 /// Runs `jobs` on `threads` threads (each job builds its own GPU; the apps
@@ -284,6 +287,10 @@ pub fn run_jobs(
                     overrides: overrides.clone(),
                     check_image: check.check,
                     points: check.points,
+                    keep_record: check.keep_recovery_records
+                        && !j.recovery
+                        && j.label == j.preset
+                        && RECOVERY_RUNS.contains(&j.preset),
                     ..AppRunOpts::new(j.build)
                 };
                 let r = run_app(apps[j.app].as_ref(), j.preset, &o).map(|mut r| {
@@ -314,7 +321,7 @@ pub struct Table {
 }
 
 impl Table {
-    fn new(name: &str, title: &str, columns: &[&str]) -> Table {
+    pub fn new(name: &str, title: &str, columns: &[&str]) -> Table {
         Table {
             name: name.into(),
             title: title.into(),
@@ -325,7 +332,7 @@ impl Table {
         }
     }
 
-    fn means(mut self) -> Table {
+    pub fn means(mut self) -> Table {
         let n = self.columns.len();
         for c in 0..n {
             let v: Vec<f64> = self.rows.iter().filter_map(|r| r.1[c]).collect();

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
-use sbrp_testbench::crash::{Points, PointsReport};
+use sbrp_testbench::crash::{median_worst, recovery_runs, Points, PointsReport};
 use sbrp_testbench::gpu_run::{resolve_config, ConfigSource, Overrides, Shadow};
 use sbrp_testbench::suite::{
-    figures, run_app, run_jobs, suite_jobs, AppRunOpts, BenchRun, SuiteCheck, SUITE_RUNS,
+    figures, run_app, run_jobs, suite_jobs, AppRunOpts, BenchRun, SuiteCheck, Table, RECOVERY_RUNS,
+    SUITE_RUNS,
 };
 use sbrp_workloads::{App, Build};
 
@@ -271,6 +272,11 @@ pub struct SuiteArgs {
     /// run (drawn with a fixed seed).
     #[arg(long, value_name = "N", conflicts_with = "no_check")]
     crash_points: Option<usize>,
+    /// Figure 11's campaign: the recovery kernels from K crash points spread
+    /// over each app's timed run under epoch-near and SBRP-near (median and
+    /// worst recovery cycles beside the artifact's crash point).
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    recovery_points: usize,
 }
 
 pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
@@ -322,13 +328,28 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
     let check = SuiteCheck {
         check: !a.no_check,
         points: a.crash_points.map(|n| Points::Sample { n, seed: 1 }),
+        keep_recovery_records: a.recovery_points > 0,
     };
-    let runs = run_jobs(&apps, &jobs, threads, &over, &check, &progress)?;
+    let mut runs = run_jobs(&apps, &jobs, threads, &over, &check, &progress)?;
+    let mut recovery_fails = vec![];
+    let campaign = if a.recovery_points > 0 {
+        Some(recovery_campaign(
+            &apps,
+            &mut runs,
+            &over,
+            a.recovery_points,
+            threads,
+            &mut recovery_fails,
+        )?)
+    } else {
+        None
+    };
     if tty {
         eprint!("\r{:20}\r", "");
     }
     let secs = t0.elapsed().as_secs_f64();
-    let tables = figures(&names, &runs);
+    let mut tables = figures(&names, &runs);
+    tables.extend(campaign);
     if over != Overrides::default() {
         println!("every run with {}\n", over.flags());
     }
@@ -406,6 +427,9 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
             why.join("; ")
         );
     }
+    for f in &recovery_fails {
+        println!("FAILED: {f}");
+    }
     println!(
         "{} runs on {threads} threads in {secs:.1} s (generating the apps: {gen:.1} s)",
         runs.len()
@@ -423,7 +447,79 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
         write_all(&files)?;
         println!("wrote {} files into {}", files.len(), d.display());
     }
-    Ok(Verdict::of(bad.is_empty()))
+    Ok(Verdict::of(bad.is_empty() && recovery_fails.is_empty()))
+}
+
+/// Figure 11's campaign: for each app, the recovery kernels from `k` crash
+/// points of its timed runs under epoch-near and SBRP-near (their records
+/// kept by `run_jobs`), each image compared with the functional recovery;
+/// median and worst recovery cycles over epoch-near's recovery at the
+/// artifact's crash point.
+fn recovery_campaign(
+    apps: &[Box<dyn App>],
+    runs: &mut [BenchRun],
+    over: &Overrides,
+    k: usize,
+    threads: usize,
+    fails: &mut Vec<String>,
+) -> Result<Table> {
+    let mut t = Table::new(
+        "fig11-campaign",
+        &format!(
+            "Figure 11, campaign: recovery cycles from {k} crash points of the timed run (median, worst) over epoch-near at the artifact's crash point"
+        ),
+        &[
+            "epoch-near-med",
+            "epoch-near-worst",
+            "sbrp-near-med",
+            "sbrp-near-worst",
+        ],
+    );
+    for app in apps {
+        let base = runs
+            .iter()
+            .find(|r| r.app == app.name() && r.recovery && r.label == "epoch-near" && r.ok())
+            .map(|r| r.cycles as f64);
+        let mut row = vec![];
+        for preset in RECOVERY_RUNS {
+            let ex = runs
+                .iter_mut()
+                .find(|r| r.app == app.name() && !r.recovery && r.label == preset)
+                .and_then(|r| r.execution.take());
+            let mw = match ex {
+                Some(ex) => {
+                    let rr = recovery_runs(
+                        app.as_ref(),
+                        preset,
+                        over,
+                        &app.initial_image(),
+                        &ex,
+                        k,
+                        threads,
+                    )?;
+                    for x in rr.iter().filter(|x| !x.finished || x.differs_at.is_some()) {
+                        fails.push(format!(
+                            "{} under {preset}: recovery from the crash at cycle {} {}",
+                            app.name(),
+                            x.crash_cycle,
+                            match x.differs_at {
+                                Some(a) =>
+                                    format!("differs from the functional recovery at {a:#x}"),
+                                None => "did not finish".into(),
+                            }
+                        ));
+                    }
+                    median_worst(&rr)
+                }
+                None => None,
+            };
+            let rel = |c: u64| base.filter(|b| *b > 0.0).map(|b| c as f64 / b);
+            row.push(mw.and_then(|m| rel(m.0)));
+            row.push(mw.and_then(|m| rel(m.1)));
+        }
+        t.rows.push((app.name().to_string(), row));
+    }
+    Ok(t.means())
 }
 
 /// The output directory exists (or can be made) and is writable.

@@ -8,12 +8,12 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use sbrp_testbench::crash::{check_points, images_at, same_image, spread_points, Points};
+use sbrp_testbench::crash::{check_points, recovery_runs, Points, RecoveryRun};
 use sbrp_testbench::gpu_run::Overrides;
 use sbrp_testbench::gpu_run::{resolve_config, ConfigSource};
 use sbrp_testbench::suite::{checker_model, run_app, AppRunOpts};
 use sbrp_trace::check;
-use sbrp_workloads::{Build, PmImage};
+use sbrp_workloads::Build;
 use serde::Serialize;
 
 use crate::args::{jobs, parse_sets, FaultArg, GpuFaultArg};
@@ -67,18 +67,6 @@ pub struct CrashArgs {
     /// Threads (default: the cores).
     #[arg(long)]
     jobs: Option<usize>,
-}
-
-/// One recovery run on the GPU model.
-#[derive(Clone, Debug, Serialize)]
-pub struct RecoveryRun {
-    /// The crash point (cycle of the run).
-    pub crash_cycle: u64,
-    /// Cycles of the recovery kernels.
-    pub cycles: u64,
-    pub finished: bool,
-    /// First address where its image differs from the functional recovery.
-    pub differs_at: Option<u64>,
 }
 
 /// What `sbrp crash --json` writes.
@@ -198,71 +186,6 @@ pub fn run(a: &CrashArgs) -> Result<Verdict> {
     }
     print(&report, app.size_unit());
     Ok(Verdict::of(ok))
-}
-
-fn recovery_runs(
-    app: &dyn sbrp_workloads::App,
-    preset: &str,
-    over: &Overrides,
-    init: &PmImage,
-    ex: &sbrp_trace::Execution,
-    k: usize,
-    threads: usize,
-) -> Result<Vec<RecoveryRun>> {
-    let at = spread_points(init, ex, k);
-    let images = images_at(init, ex, &at);
-    let out: std::sync::Mutex<Vec<Option<Result<RecoveryRun>>>> =
-        std::sync::Mutex::new((0..at.len()).map(|_| None).collect());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..threads.clamp(1, at.len().max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(img) = images.get(i) else { break };
-                let r = recover_one(app, preset, over, img, at[i]);
-                out.lock().unwrap()[i] = Some(r);
-            });
-        }
-    });
-    out.into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|r| r.expect("every recovery ran"))
-        .collect()
-}
-
-fn recover_one(
-    app: &dyn sbrp_workloads::App,
-    preset: &str,
-    over: &Overrides,
-    img: &PmImage,
-    crash_cycle: u64,
-) -> Result<RecoveryRun> {
-    let cfg = resolve_config(&ConfigSource::Preset(preset.into()), over)?;
-    let mut gpu = sbrp_testbench::gpu_run::build_gpu(
-        &cfg,
-        sbrp_testbench::gpu_run::Shadow::None,
-        sbrp_sim_fast::Fault::None,
-    )?;
-    let prog = app.recovery(img);
-    let r = gpu.gpu.run(
-        prog.as_ref(),
-        sbrp_gpu::RunOpts {
-            record: true,
-            ..Default::default()
-        },
-    );
-    let ex = r
-        .execution
-        .as_ref()
-        .context("the recovery run kept no record")?;
-    let after = PmImage::at_cycle(img, ex, u64::MAX);
-    Ok(RecoveryRun {
-        crash_cycle,
-        cycles: r.cycles,
-        finished: r.finished,
-        differs_at: same_image(&after, &app.recover(img)),
-    })
 }
 
 fn print(r: &CrashReport, unit: &str) {
