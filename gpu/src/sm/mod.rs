@@ -764,6 +764,18 @@ impl Sm {
         }
     }
 
+    /// The scope the program asks of an op, as the record shows it: the
+    /// instruction's, promoted under SBRP-device (the device-scope variant
+    /// of the program), never changed by a fault (which the checker is to
+    /// catch).
+    fn asked_scope(&self, cx: &Ctx, s: Scope) -> Scope {
+        if cx.cfg.model == Model::SbrpDevice {
+            Scope::Device
+        } else {
+            s
+        }
+    }
+
     /// The scope an op acts with (SBRP-device promotes block scope).
     fn scope(&self, cx: &Ctx, s: Scope) -> Scope {
         if cx.fault == Fault::DropScope {

@@ -583,8 +583,8 @@ impl Sm {
         let kind = match &instr {
             Instr::OFence | Instr::Bar => Some(OrderingOp::OFence),
             Instr::DFence | Instr::Fence(_) => Some(OrderingOp::DFence),
-            Instr::PAcq { scope, .. } => Some(OrderingOp::PAcq(self.scope(cx, *scope))),
-            Instr::PRel { scope, .. } => Some(OrderingOp::PRel(self.scope(cx, *scope))),
+            Instr::PAcq { scope, .. } => Some(OrderingOp::PAcq(self.asked_scope(cx, *scope))),
+            Instr::PRel { scope, .. } => Some(OrderingOp::PRel(self.asked_scope(cx, *scope))),
             _ => None,
         };
         if let Some(kind) = kind {

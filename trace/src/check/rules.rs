@@ -114,8 +114,10 @@ struct Walk<'a> {
     stores: Vec<PersistAt>,
     warps: HashMap<(WarpId, u32), WarpState>,
     places: HashMap<(WarpId, u32), WarpPlace>,
-    /// Per release: (frontier, own stores before it).
-    releases: HashMap<OpRef, (Gate, Latest)>,
+    /// Per release: (frontier, own stores before it, its scope).
+    releases: HashMap<OpRef, (Gate, Latest, Scope)>,
+    /// Per acquire: its scope, as its `Ordering` event says.
+    acquires: HashMap<OpRef, Scope>,
     sms: HashMap<u32, SmBefore>,
     violations: Vec<Violation>,
     total: u64,
@@ -131,6 +133,7 @@ pub fn run(exec: &Execution, opts: &Options) -> Result<Report, CheckError> {
         warps: HashMap::new(),
         places: HashMap::new(),
         releases: HashMap::new(),
+        acquires: HashMap::new(),
         sms: HashMap::new(),
         violations: vec![],
         total: 0,
@@ -250,25 +253,35 @@ impl Walk<'_> {
                     },
                 );
                 ws.open.insert(op.seq, (*kind, cur, sm_before));
-                if let OrderingOp::PRel(_) = kind {
-                    let frontier = ws.gate;
-                    self.releases.insert(*op, (frontier, cur));
+                match kind {
+                    OrderingOp::PRel(scope) => {
+                        let frontier = ws.gate;
+                        self.releases.insert(*op, (frontier, cur, *scope));
+                    }
+                    OrderingOp::PAcq(scope) => {
+                        self.acquires.insert(*op, *scope);
+                    }
+                    _ => {}
                 }
             }
             Event::Match {
                 acq,
                 acq_scope,
                 rel,
-                rel_scope,
+                rel_scope: _,
                 cycle,
             } => {
-                let Some(&(frontier, _)) = self.releases.get(rel) else {
+                let Some(&(frontier, _, rel_asked)) = self.releases.get(rel) else {
                     return Err(CheckError::Inconsistent(format!(
                         "cycle {cycle}: acquire of warp {} op {} observed release warp {} op {}, \
                          which the record never shows",
                         acq.warp, acq.seq, rel.warp, rel.seq
                     )));
                 };
+                // The scopes the ops asked for (their `Ordering` events):
+                // a unit that acted with others is what is being checked.
+                let rel_scope = &rel_asked;
+                let acq_scope = self.acquires.get(acq).unwrap_or(acq_scope);
                 let (pa, pr) = (self.place(acq), self.place(rel));
                 let same_cta = pa.kernel == pr.kernel && pa.cta == pr.cta;
                 let contains = |s: Scope| s == Scope::Device || same_cta;
