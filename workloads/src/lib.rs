@@ -14,7 +14,7 @@ pub mod reduction;
 pub mod scan;
 pub mod srad;
 
-pub use image::PmImage;
+pub use image::{Durable, PmImage};
 
 use sbrp_trace::program::Program;
 
