@@ -14,7 +14,7 @@ pub mod reduction;
 pub mod scan;
 pub mod srad;
 
-pub use image::PmImage;
+pub use image::{Durable, PmImage};
 
 use sbrp_trace::program::Program;
 
@@ -65,7 +65,14 @@ pub trait App: Send + Sync {
 /// The apps, by command-line name, in the paper's order.
 pub const APPS: &[&str] = &["gpkvs", "hm", "srad", "reduction", "mq", "scan"];
 
-/// App `name` at input size `size` (None: the artifact's).
+/// Variants of the apps reachable by name (not in the study): programs
+/// with a deliberate bug, for checkers and invariants to catch.
+/// `reduction-block-final`: Reduction with each block's result released at
+/// block scope, the paper's scoped persistency bug (§5.3; where the release
+/// is: `reduction` module docs).
+pub const VARIANTS: &[&str] = &[reduction::VARIANT_BLOCK_FINAL];
+
+/// App (or variant) `name` at input size `size` (None: the artifact's).
 pub fn app(name: &str, size: Option<u64>) -> Result<Box<dyn App>, String> {
     Ok(match name {
         "gpkvs" => Box::new(gpkvs::Gpkvs::new(size)?),
@@ -74,6 +81,13 @@ pub fn app(name: &str, size: Option<u64>) -> Result<Box<dyn App>, String> {
         "reduction" => Box::new(reduction::Reduction::new(size)?),
         "mq" => Box::new(mq::Mq::new(size)?),
         "scan" => Box::new(scan::Scan::new(size)?),
-        _ => return Err(format!("unknown app `{name}`: one of {}", APPS.join(", "))),
+        reduction::VARIANT_BLOCK_FINAL => Box::new(reduction::Reduction::block_final(size)?),
+        _ => {
+            return Err(format!(
+                "unknown app `{name}`: one of {} (variants: {})",
+                APPS.join(", "),
+                VARIANTS.join(", ")
+            ))
+        }
     })
 }

@@ -89,10 +89,15 @@ impl ConvLog {
         img.get(self.entry_addr(p) + 4 * k)
     }
     /// `Ok` when every head is unset (0), empty, or holds exactly one entry
-    /// of `entry` bytes.
+    /// of `entry` bytes (one pass over the heads in the image).
     pub fn check_shape(&self, img: &PmImage, entry: u64, what: &str) -> Result<(), String> {
-        for p in 0..self.parts {
-            let h = self.head_of(img, p);
+        let h0 = self.head(0);
+        for (&a, &v) in img.words.range(h0..self.head(self.parts)) {
+            if (a - h0) % 8 != 0 {
+                continue;
+            }
+            let p = (a - h0) / 8;
+            let h = v & 0xffff_ffff;
             let s = self.start(p);
             if h != 0 && h != s && h != s + entry {
                 return Err(format!(

@@ -37,6 +37,15 @@
 //!   the same rule to the records.
 //! - Sizes: 1..=100,000 batches (the walk makes each block's code grow with
 //!   the command count).
+//! - The invariant (`check`), each clause with the program ordering it
+//!   relies on: 1. a queue's start records are durable in op order: the
+//!   leader's oFence after each start record; 2. the head/tail recovery
+//!   rebuilds (the completion record, else the start record, of the latest
+//!   op with a start record) is a state of the queue's history (data);
+//!   3. every batch between that head and tail is entirely present: each
+//!   warp's block-scope release of its marker after its batch stores,
+//!   acquired by the leader before it writes the completion record that
+//!   puts the batch inside (a start record holds the state before its op).
 
 use sbrp_trace::program::{CtaCode, FenceScope, Instr, KernelInfo, Program, Space, Values};
 use sbrp_trace::Scope;
@@ -318,6 +327,39 @@ impl Mq {
             format!("queue {q}: record {rec:#x} of command {i} is not a head/tail")
         })?;
         Ok((st, Some(k)))
+    }
+
+    /// The first slot of the batch of command `i`, at slot `s` of queue
+    /// `q`, that does not hold its element, with what it holds (one pass
+    /// over the image's words of the batch, at most two ranges of the ring).
+    fn batch_mismatch(&self, img: &PmImage, q: u32, s: u32, i: u32) -> Option<(u32, u64)> {
+        // The ring wraps at most once in a batch (`s` < QUEUE_LEN).
+        let first = (s + BATCH).min(QUEUE_LEN);
+        let mut seen = 0;
+        for (lo, hi) in [(s, first), (first, s + BATCH)] {
+            if lo == hi {
+                continue;
+            }
+            let a = self.slot_addr(q, lo);
+            let end = a + 4 * (hi - lo) as u64;
+            for (&addr, &got) in img.words.range(a..end) {
+                if (addr - a) % 4 != 0 {
+                    continue;
+                }
+                let j = lo - s + ((addr - a) / 4) as u32;
+                if got != elem(i, j) {
+                    return Some(((s + j) % QUEUE_LEN, got));
+                }
+                seen += 1;
+            }
+        }
+        // Slots never stored hold 0: find one (rare, so slot by slot).
+        (seen < BATCH).then(|| {
+            (0..BATCH)
+                .map(|j| (j, img.get(self.slot_addr(q, s + j))))
+                .find(|&(j, got)| got != elem(i, j))
+                .map(|(j, got)| ((s + j) % QUEUE_LEN, got))
+        })?
     }
 
     fn code(&self, build: Build, k: usize, cta: u32, completion: bool) -> CtaCode {
@@ -631,14 +673,10 @@ impl App for Mq {
                         "queue {q}: slot {s} holds {v0:#x}, the start of no batch inserted there"
                     ));
                 }
-                for j in 0..BATCH {
-                    let got = image.get(self.slot_addr(q, s + j));
-                    if got != elem(id as u32, j) {
-                        return Err(format!(
-                            "queue {q}: batch of command {id} is only partly present (slot {} holds {got:#x})",
-                            (s + j) % QUEUE_LEN
-                        ));
-                    }
+                if let Some((slot, got)) = self.batch_mismatch(image, q, s, id as u32) {
+                    return Err(format!(
+                        "queue {q}: batch of command {id} is only partly present (slot {slot} holds {got:#x})"
+                    ));
                 }
             }
         }

@@ -41,6 +41,10 @@
 //!   no other warp reads overwrites it without waiting, as the artifact's
 //!   threads without a reader do). Crash images cut from model runs at any
 //!   cycle pass this check; the stricter reading (both copies) fails them.
+//!   Orderings it relies on: a warp's flag word for level L is released (a
+//!   PM store, block scope) after its store of the level-L values, and a
+//!   warp reads another warp's level L-1 only after acquiring that warp's
+//!   flag, so the values it stores were computed from durable inputs.
 //! - Sizes: a positive multiple of 512 elements, at most 16,384 arrays (the
 //!   images stay small).
 

@@ -175,6 +175,34 @@ fn invariant_holds_on_the_images_and_fails_on_corruption() {
         .check(&bad)
         .unwrap_err()
         .contains("not durable before its head"));
+    // A durable commit needs every value of the batch, not just one: the
+    // commit (partition 0 cleared) with every new loc lost is caught by the
+    // signatures that logged slots still hold, mid-clear and at the end.
+    let locs_lost = |img: &PmImage| {
+        let mut bad = img.clone();
+        let t = app.layout().table;
+        let locs: Vec<u64> = bad
+            .words
+            .range(t..t + (1 << 27))
+            .filter(|(a, _)| (*a - t) % 32 >= 16)
+            .map(|(a, _)| *a)
+            .collect();
+        for a in locs {
+            bad.set(a, 0);
+        }
+        bad
+    };
+    let mut committed = crash.clone();
+    log.apply_clear(&mut committed, 0);
+    app.check(&committed).unwrap();
+    for img in [&committed, &fin] {
+        assert!(app
+            .check(&locs_lost(img))
+            .unwrap_err()
+            .contains("a value lost"));
+    }
+    // Recovered, the same image is consistent: its logged slots are empty.
+    app.check(&locs_lost(&rec)).unwrap();
 }
 
 #[test]

@@ -156,23 +156,39 @@ fn invariant_holds_on_the_images_and_fails_on_corruption() {
         app.check(&img).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(app.check(&app.corrupt(&img)).is_err(), "{what} corrupted");
     }
-    // Recovery brings the map back to its pre-insert (empty) contents.
+    // Recovery brings the map back to its words before the batch: the
+    // earlier batch's nodes.
     let m = app.layout().map;
-    let end = m + 300 * 576 * 8;
-    assert!(rec.words.range(m..end).all(|(_, v)| *v == 0));
-    assert!(fin.words.range(m..end).filter(|(_, v)| **v != 0).count() > 25_000);
+    let init = app.initial_image();
+    let words = |img: &PmImage, p: u64| [img.get(m + 8 * p), img.get(m + 8 * p + 4)];
+    assert!((0..300 * 576).all(|p| words(&rec, p) == words(&init, p)));
+    let keys = |img: &PmImage| (0..300 * 576).filter(|&p| img.get(m + 8 * p) != 0).count();
+    assert!(keys(&init) > 24_900, "{}", keys(&init));
+    assert!(keys(&fin) > 49_800, "{}", keys(&fin));
     // A durable slot change without its log entry is caught mid-transaction.
     let mut bad = crash.clone();
     let q = (0..300 * 576)
-        .find(|&q| crash.get(m + 8 * q) == 0 && crash.get(m + 8 * q + 4) == 0)
+        .find(|&q| app.old_words(q) == app.new_words(q))
         .unwrap();
     bad.set(app.layout().node_log.head(q), 8 * q);
     assert!(
         app.check(&bad).is_ok(),
         "slot {q} is unchanged, its entry may be missing"
     );
-    let p = (0..300 * 576).find(|&p| crash.get(m + 8 * p) != 0).unwrap();
+    let p = (0..300 * 576)
+        .find(|&p| app.old_words(p) != app.new_words(p))
+        .unwrap();
     bad.set(app.layout().node_log.head(p), 8 * p);
+    assert!(app.check(&bad).is_err());
+    // A head durable before its entry: the entry's words are not the slot's.
+    let mut bad = crash.clone();
+    let e = app.layout().node_log.entry_addr(p);
+    bad.set(e, crash.get(e) ^ 1);
+    assert!(app.check(&bad).is_err());
+    // A lost restore: one slot left new after recovery breaks the batch's
+    // atomicity.
+    let mut bad = rec.clone();
+    bad.set(m + 8 * p, app.new_words(p)[0] ^ 1);
     assert!(app.check(&bad).is_err());
 }
 
@@ -184,7 +200,7 @@ fn stores_replay_to_the_images() {
     assert!(same(&fin, &app.final_image()));
     let crash = replay(&*app.crash_program(), &init);
     assert!(same(&crash, &app.crash_image()));
-    let rec = replay(&*app.recovery(&crash), &app.host_memset(&crash));
+    let rec = replay(&*app.recovery(&crash), &crash);
     assert!(same(&rec, &app.recover(&crash)));
     // Nothing logged: getNodeCount alone, nothing changes.
     let r0 = app.recovery(&init);
@@ -216,9 +232,10 @@ fn kernels_and_launch_shapes() {
         shapes(&*r),
         vec![(n("getNodeCount"), 1, 1), (n("recoverFromLog"), 50, 576)]
     );
-    // 62 buckets: CTAs 0..12 take two, the others one; a clear per slot.
-    let clears = count(&*r, 1, |i| *i == Instr::OFence);
-    assert_eq!(clears, 62 * 18);
+    // Every bucket, 6 per CTA: per warp an oFence after its restores and
+    // one in the partitions' clear.
+    let ofences = count(&*r, 1, |i| *i == Instr::OFence);
+    assert_eq!(ofences, 300 * 18 * 2);
 }
 
 #[test]
@@ -228,10 +245,11 @@ fn fences_and_barriers_where_the_note_places_them() {
     // compactBuckets: per warp a log insert (2 oFences), a dFence, a barrier.
     assert_eq!(count(&*p, 2, |i| *i == Instr::OFence), 300 * 18 * 2);
     assert_eq!(count(&*p, 2, |i| *i == Instr::DFence), 300 * 18);
-    // cuHashPhase2: 1 + 25 x 4 barriers in each warp holding keys.
+    // cuHashPhase2: 1 + 25 x 4 barriers in each warp holding keys (about
+    // 167 a bucket: the earlier batch's and this one's).
     let c = p.cta(4, 0);
     let live: Vec<_> = c.warps.iter().filter(|w| w.len() > 2).collect();
-    assert_eq!(live.len(), 3);
+    assert_eq!(live.len(), 6);
     for w in live {
         assert_eq!(w.iter().filter(|i| **i == Instr::Bar).count(), 101);
     }
@@ -270,12 +288,17 @@ fn deterministic() {
 
 #[test]
 fn sizes_refused_with_the_size() {
-    for s in [0, 299, 92_700, 1 << 20] {
+    for s in [0, 46_350, 1 << 20] {
         let e = Hm::new(Some(s)).err().expect("refused");
         assert!(e.contains(&s.to_string()), "{e}");
     }
     assert!(Hm::new(Some(300)).is_ok());
-    assert!(Hm::new(Some(92_699)).is_ok());
+    assert!(Hm::new(Some(46_349)).is_ok());
+    // Below 300 keys, one bucket a key.
+    let small = Hm::new(Some(12)).unwrap();
+    assert_eq!(small.buckets(), 12);
+    let prog = small.program(Build::Gpu);
+    assert_eq!(prog.kernels()[2].grid, 12);
 }
 
 #[test]

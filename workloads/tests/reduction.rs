@@ -434,6 +434,39 @@ fn invariant_holds_on_final_and_recovered_images_and_fails_on_corrupt() {
     assert!(app.check(&bad).unwrap_err().contains("g_odata[2]"));
 }
 
+/// The final tree's slots wait only for the results their warp acquired:
+/// warp 1 (slots 32-59) for blocks 32-59, warp 0 (slots 0-31) for all; a
+/// result must be durable both in its tree and in `g_odata`.
+#[test]
+fn final_tree_slots_need_the_results_their_warp_acquired() {
+    let app = one();
+    let fin = app.final_image();
+    let root = app.region(0, BLOCKS);
+    // Warp 0's slots not yet durable, block 5 not done at all.
+    let mut img = fin.clone();
+    for t in 0..32 {
+        img.set(root + 4 * t, 0);
+    }
+    img.set(app.g_odata(BLOCKS), 0);
+    img.set(app.region(0, 5), 0);
+    img.set(app.g_odata(5), 0);
+    app.check(&img).unwrap();
+    // Warp 0's slot 20 durable (its inputs 52, 84, ... are): block 5's
+    // result is missing.
+    let mut bad = img.clone();
+    bad.set(root + 80, fin.get(root + 80));
+    let e = app.check(&bad).unwrap_err();
+    assert!(e.contains("slot 20") && e.contains("block 5's"), "{e}");
+    // Block 40's result durable in its tree but not yet in g_odata.
+    let mut bad = fin.clone();
+    bad.set(app.g_odata(40), 0);
+    let e = app.check(&bad).unwrap_err();
+    assert!(
+        e.contains("g_odata[40]") && e.contains("released before durable"),
+        "{e}"
+    );
+}
+
 #[test]
 fn deterministic() {
     let (a, b) = (one(), one());
@@ -474,4 +507,64 @@ fn default_program_generates_fast() {
     assert!(instrs > 16 * 60 * 16 * 10);
     let dt = t.elapsed();
     assert!(dt.as_secs_f64() < 5.0, "{dt:?}");
+}
+
+/// The scoped-persistency-bug variant (§5.3): the same program but for the
+/// scope of each block's result release, at the place its docs give.
+#[test]
+fn the_block_final_variant_differs_only_in_the_result_release_scope() {
+    let size = Some(2 * PER_LAUNCH);
+    let (ok, bad) = (
+        Reduction::new(size).unwrap(),
+        Reduction::block_final(size).unwrap(),
+    );
+    let by_name = sbrp_workloads::app("reduction-block-final", size).unwrap();
+    assert_eq!(by_name.name(), "reduction-block-final");
+    assert!(sbrp_workloads::VARIANTS.contains(&"reduction-block-final"));
+    assert!(!sbrp_workloads::APPS.contains(&"reduction-block-final"));
+    for build in [Build::Gpu, Build::Gpm] {
+        let (p, q) = (ok.program(build), bad.program(build));
+        assert_eq!(p.kernels(), q.kernels());
+        for (k, info) in p.kernels().iter().enumerate() {
+            for c in 0..info.grid {
+                let (a, b) = (p.cta(k, c), q.cta(k, c));
+                let at = ok.final_release(build, k as u64, c);
+                assert_eq!(at, bad.final_release(build, k as u64, c));
+                if build == Build::Gpu {
+                    // 2p + 34, p the CTA's input pairs per warp (`//!`).
+                    assert_eq!(at, if c < 16 { 44 } else { 42 }, "CTA {c}");
+                }
+                assert_eq!(a.warps.len(), b.warps.len());
+                for (w, (x, y)) in a.warps.iter().zip(&b.warps).enumerate() {
+                    assert_eq!(x.len(), y.len());
+                    for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                        if (w, i) != (0, at) {
+                            assert_eq!(u, v, "kernel {k} CTA {c} warp {w} instr {i}");
+                            continue;
+                        }
+                        let (
+                            Instr::PRel {
+                                scope: s,
+                                space,
+                                flag,
+                                value,
+                            },
+                            Instr::PRel {
+                                scope: t,
+                                space: space2,
+                                flag: flag2,
+                                value: value2,
+                            },
+                        ) = (u, v)
+                        else {
+                            panic!("{u:?} / {v:?}: no releases")
+                        };
+                        assert_eq!((*s, *t), (Scope::Device, Scope::Block));
+                        assert_eq!((space, flag, value), (space2, flag2, value2));
+                        assert_eq!(*flag, ok.g_odata(c));
+                    }
+                }
+            }
+        }
+    }
 }

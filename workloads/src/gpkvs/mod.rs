@@ -18,14 +18,28 @@
 //!   epoch only (§0.8, §6.15).
 //! - Sizes: multiples of 2,048 (16 blocks x 128 keys a block step, so every
 //!   warp runs the same number of steps) from 2,048 to 1,048,576.
-//! - The invariant (`check`): the log's heads are unset, empty or one entry;
-//!   a durable entry is the one its key logged; every table word is 0 (old)
-//!   or a value the batch stored; while the log is active a new loc needs a
-//!   durable entry for its slot; when it is inactive the table is either all
-//!   new (committed) or has no new loc (not begun, or recovered). Signatures
-//!   are stored before logging (the artifact's order), so a signature may be
-//!   new in a slot no entry covers; recovery cannot undo those and the check
-//!   accepts them.
+//! - The invariant (`check`), each clause with the program ordering it
+//!   relies on (`gen.rs`; a kernel's persists are all durable before the
+//!   next kernel starts: `docs/model.md`, "Persistency models", kernel end):
+//!   1. every log head is unset, empty or one entry (heads only move by one
+//!      entry);
+//!   2. a durable entry is the one its key logged: the oFence between the
+//!      entry's four stores and its head's stores (`ConvLog::insert_instrs`);
+//!   3. every table word is 0 (the table starts empty) or a value the batch
+//!      stored there (data, no ordering);
+//!   4. before commit, a new loc needs a durable entry covering its slot:
+//!      the oFence after the head's stores, before the loc store;
+//!   5. committed (partition 0 inactive, and a new loc is durable or a
+//!      covered slot holds a signature, which recovery would have zeroed):
+//!      every slot the batch wrote holds its final (signature, loc), all of
+//!      them, not one: the dFence after each loc store and the insert
+//!      kernel's end before `invalidateLog` clears partition 0. That no
+//!      entry exists before the batch: `logDummy`'s kernel ends before the
+//!      insert kernel.
+//!   Signatures are stored before logging (the artifact's order), so a
+//!   signature may be new in a slot no entry covers; recovery cannot undo
+//!   those and the check accepts them (and keeps them out of clause 5's
+//!   evidence).
 
 mod gen;
 pub mod sim;
@@ -246,21 +260,26 @@ impl App for Gpkvs {
             }
         }
         let b = &self.batch;
-        let committed = b
-            .post
-            .iter()
-            .any(|(&slot, &(_, loc))| loc != 0 && image.get(self.lay.loc_addr(slot)) == loc as u64);
+        // Evidence that the batch committed: a new loc, or (inactive) a
+        // slot some durable entry covers still holding a signature, which
+        // recovery would have zeroed.
+        let committed = !active
+            && (b.post.iter().any(|(&slot, &(_, loc))| {
+                loc != 0 && image.get(self.lay.loc_addr(slot)) == loc as u64
+            }) || covered
+                .iter()
+                .any(|&slot| image.get(self.lay.sig_addr(slot)) != 0));
         for (&slot, &(sig, loc)) in &b.post {
             let (s, l) = (
                 image.get(self.lay.sig_addr(slot)),
                 image.get(self.lay.loc_addr(slot)),
             );
             let (bucket, lane) = (slot / 4, slot % 4);
-            if !active && committed {
+            if committed {
                 if s != sig as u64 || l != loc as u64 {
                     return Err(format!(
-                        "gpkvs: bucket {bucket} slot {lane} holds ({s}, {l}) after commit, \
-                         not the batch's ({sig}, {loc})"
+                        "gpkvs: bucket {bucket} slot {lane} holds ({s}, {l}) with the batch \
+                         committed, not the batch's ({sig}, {loc}) (a value lost)"
                     ));
                 }
                 continue;

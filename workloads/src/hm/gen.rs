@@ -4,15 +4,17 @@
 //! Decisions:
 //! - Thread `i` is lane `i % 32` of warp `i / 32` of its CTA; grid-stride
 //!   loops (`markBuckets`, `findKernel`) emit one pass per stride.
-//! - The map starts empty, so `compactBuckets` re-inserts nothing after its
-//!   barrier (every node read has key 0). Its log copy reads its source from
-//!   the slot just loaded; those reads are left to that one 8-B load.
+//! - `compactBuckets`: after its barrier each thread whose node is not
+//!   empty takes a position (`atomicAdd` on the bucket's offset) and stores
+//!   the node there as two 4-B words, with no fence (the kernel's end orders
+//!   it before phase 1). Its log copy reads its source from the slot just
+//!   loaded; those reads are left to that one 8-B load.
 //! - The shared cuckoo table is 3 x 192 entries of 8 B at shared address 0;
 //!   a thread's re-read of the entry it holds is emitted at its own entry's
 //!   address (shared addresses do not change timing in the model).
 //! - In `recoverFromLog` the restore stores follow the read's unlock (the
-//!   artifact copies inside the lock); the order among the thread's own
-//!   accesses to distinct words does not change what persists.
+//!   artifact copies inside the lock); an oFence follows them, before the
+//!   partition's clear (not in the artifact, see `mod.rs`).
 //! - The GPM build adds the source's own `__threadfence` after the dFences
 //!   of `logHashMap`, `compactBuckets` and `cuHashPhase2`, on top of the one
 //!   every persistency op gets (§2.0).
@@ -20,9 +22,9 @@
 use crate::layout::kernel as info;
 use sbrp_trace::program::{CtaCode, FenceScope, Instr, KernelInfo, Program, Space};
 
-use super::sim::{BUCKETS, SLOTS, SUB, SUBTABLES};
+use super::sim::{SLOTS, SUB, SUBTABLES};
 use super::Hm;
-use crate::log::{atom_lanes, dfence, ld_lanes, st_lanes, st_lanes_unknown};
+use crate::log::{atom_lanes, dfence, ld_lanes, ofence, st_lanes, st_lanes_unknown};
 use crate::Build;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,25 +68,29 @@ const ALL: [u32; 32] = {
     a
 };
 
+/// `recoverFromLog`'s CTAs (§2.2 Recovery), each looping over buckets.
+const REC_CTAS: u64 = 50;
+
 fn lanes_of(mask: u32) -> Vec<u32> {
     (0..32).filter(|l| mask & (1 << l) != 0).collect()
 }
 
 impl<'a> HmProgram<'a> {
     pub fn new(app: &'a Hm, name: &str, kinds: Vec<Kern>, build: Build, rec: RecInput) -> Self {
+        let nb = app.nb;
         let kernels = kinds
             .iter()
             .map(|k| match k {
                 Kern::LogHashMap => info("logHashMap", 1, 1, 0),
                 Kern::MarkBuckets => info("markBuckets", 32, 1024, 0),
-                Kern::Compact => info("compactBuckets", BUCKETS, SLOTS, 0),
-                Kern::Phase1 => info("cuHashPhase1", BUCKETS, SLOTS, 0),
-                Kern::Phase2 => info("cuHashPhase2", BUCKETS, SLOTS, SUBTABLES * SUB * 8),
+                Kern::Compact => info("compactBuckets", nb, SLOTS, 0),
+                Kern::Phase1 => info("cuHashPhase1", nb, SLOTS, 0),
+                Kern::Phase2 => info("cuHashPhase2", nb, SLOTS, SUBTABLES * SUB * 8),
                 Kern::ClearLog1 => info("clearLog1", 1, 1, 0),
-                Kern::ClearLog2 => info("clearLog2", BUCKETS, SLOTS, 0),
+                Kern::ClearLog2 => info("clearLog2", nb, SLOTS, 0),
                 Kern::Find => info("findKernel", 30, SLOTS, 0),
                 Kern::GetNodeCount => info("getNodeCount", 1, 1, 0),
-                Kern::Recover => info("recoverFromLog", 50, SLOTS, 0),
+                Kern::Recover => info("recoverFromLog", REC_CTAS.min(nb), SLOTS, 0),
             })
             .collect();
         HmProgram {
@@ -139,7 +145,9 @@ impl<'a> HmProgram<'a> {
                 out.push(ld_lanes(Space::Global, 4, &l, ka));
                 let ba = ids
                     .iter()
-                    .map(|&i| lay.modified + 4 * (self.app.ins.keys[i as usize] as u64 % BUCKETS))
+                    .map(|&i| {
+                        lay.modified + 4 * (self.app.ins.keys[i as usize] as u64 % self.app.nb)
+                    })
                     .collect();
                 out.push(st_lanes_unknown(Space::Global, 4, &l, ba));
                 base += 32 * 1024;
@@ -148,19 +156,47 @@ impl<'a> HmProgram<'a> {
     }
 
     fn compact(&self, cta: u32) -> CtaCode {
-        let lay = &self.app.lay;
+        let app = self.app;
+        let lay = &app.lay;
         let b = cta as u64;
+        // Position of each kept node (by its slot in the bucket).
+        let mut dest = vec![None; SLOTS as usize];
+        for (r, &(t, _)) in app.ins.resident[cta as usize].iter().enumerate() {
+            dest[t as usize] = Some(b * SLOTS + r as u64);
+        }
         self.warps(SLOTS, |w, out| {
             out.push(ld_lanes(Space::Global, 4, &[0], vec![lay.modified + 4 * b]));
             let ps: Vec<u64> = ALL.iter().map(|&l| b * SLOTS + w * 32 + l as u64).collect();
             let sa: Vec<u64> = ps.iter().map(|&p| lay.slot(p)).collect();
             out.push(ld_lanes(Space::Pm, 8, &ALL, sa.clone()));
-            // The logged node: the slot's words before the run (all zero).
+            // The logged node: the slot's words before the batch.
+            let word = |r: usize, k: u64| app.old_words(ps[r])[k as usize];
             lay.node_log
-                .insert_instrs(out, &ALL, &ps, 2, &|_, _| 0, self.build);
+                .insert_instrs(out, &ALL, &ps, 2, &word, self.build);
             self.dfence_gpm(out);
             out.push(st_lanes(Space::Pm, 8, &ALL, sa, vec![0; 32]));
             out.push(Instr::Bar);
+            // The kept nodes move to the front of the bucket.
+            let (mut ml, mut ma, mut mk, mut mv) = (vec![], vec![], vec![], vec![]);
+            for (&l, &p) in ALL.iter().zip(&ps) {
+                if let Some(d) = dest[(p - b * SLOTS) as usize] {
+                    let [k, v] = app.old_words(p);
+                    ml.push(l);
+                    ma.push(lay.slot(d));
+                    mk.push(k);
+                    mv.push(v);
+                }
+            }
+            if !ml.is_empty() {
+                out.push(atom_lanes(
+                    Space::Global,
+                    &ml,
+                    vec![lay.offsets + 4 * b; ml.len()],
+                ));
+                out.push(st_lanes(Space::Pm, 4, &ml, ma.clone(), mk));
+                let ma4 = ma.iter().map(|a| a + 4).collect();
+                out.push(st_lanes(Space::Pm, 4, &ml, ma4, mv));
+            }
         })
     }
 
@@ -176,7 +212,7 @@ impl<'a> HmProgram<'a> {
             out.push(ld_lanes(Space::Global, 4, &l, ka));
             let oa = ids
                 .iter()
-                .map(|&i| lay.offsets + 4 * (ins.keys[i as usize] as u64 % BUCKETS))
+                .map(|&i| lay.offsets + 4 * (ins.keys[i as usize] as u64 % self.app.nb))
                 .collect();
             out.push(atom_lanes(Space::Global, &l, oa));
             let sa: Vec<u64> = ids
@@ -206,7 +242,7 @@ impl<'a> HmProgram<'a> {
             if l.is_empty() {
                 return;
             }
-            let key = |t: u64| ins.keys[members[t as usize]];
+            let key = |t: u64| members[t as usize].0;
             let sh = |j: u64, o: u64| (j * SUB + o) * 8;
             // This thread's own entry of the shared table, zeroed.
             let za = ts.iter().map(|&t| t * 8).collect();
@@ -253,11 +289,11 @@ impl<'a> HmProgram<'a> {
             for (&x, &t) in l.iter().zip(&ts) {
                 match bk.placed[t as usize] {
                     Some(e) => {
-                        let i = members[t as usize];
+                        let (k, v) = members[t as usize];
                         pl.push(x);
                         pa.push(lay.slot(b * SLOTS + e));
-                        pk.push(ins.keys[i] as u64);
-                        pv.push(ins.values[i] as u64);
+                        pk.push(k as u64);
+                        pv.push(v as u64);
                     }
                     None => fl.push(x),
                 }
@@ -310,7 +346,7 @@ impl<'a> HmProgram<'a> {
                     }
                     let slot = |i: u64| {
                         let k = ins.keys[i as usize];
-                        (k as u64 % BUCKETS) * SLOTS + j * SUB + super::sim::offset(j, k)
+                        (k as u64 % self.app.nb) * SLOTS + j * SUB + super::sim::offset(j, k)
                     };
                     let sl: Vec<u32> = search.iter().map(|s| s.0).collect();
                     let a = search.iter().map(|s| lay.slot(slot(s.1))).collect();
@@ -335,7 +371,8 @@ impl<'a> HmProgram<'a> {
     fn recover(&self, cta: u32) -> CtaCode {
         let lay = &self.app.lay;
         let log = &lay.node_log;
-        let nb = self.app.recovery_buckets();
+        let nb = self.app.nb;
+        let grid = REC_CTAS.min(nb);
         self.warps(SLOTS, |w, out| {
             let mut bucket = cta as u64;
             while bucket < nb {
@@ -371,9 +408,11 @@ impl<'a> HmProgram<'a> {
                         let oa = vec![lay.offsets + 4 * bucket; nz.len()];
                         out.push(atom_lanes(Space::Global, &nz, oa));
                     }
+                    // The restores persist before the partitions clear.
+                    ofence(out, self.build);
                 }
                 log.clear_instrs(out, &ALL, &ps, self.build);
-                bucket += 50;
+                bucket += grid;
             }
             dfence(out, self.build);
         })

@@ -12,11 +12,13 @@ use super::{
 use crate::layout::{atom, lanes, ld, pacq, prel, st};
 use crate::Build;
 
-/// Which binary: the build, and the device-scope variant of Figure 7.
+/// Which binary: the build, the device-scope variant of Figure 7, and the
+/// scoped-persistency-bug variant (block results released at block scope).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Gen {
     pub(super) build: Build,
     pub(super) dev: bool,
+    pub(super) block_final: bool,
 }
 
 impl Gen {
@@ -26,6 +28,14 @@ impl Gen {
             Scope::Device
         } else {
             Scope::Block
+        }
+    }
+    /// The scope of the release that publishes a block's result.
+    fn result_scope(self) -> Scope {
+        if self.block_final {
+            Scope::Block
+        } else {
+            Scope::Device
         }
     }
 }
@@ -118,7 +128,7 @@ impl Reduction {
     }
 
     /// One CTA of launch `l`'s reduceSinglePass.
-    fn cta_code(&self, l: u64, b: u32, cut: Option<u32>, g: Gen) -> CtaCode {
+    pub(super) fn cta_code(&self, l: u64, b: u32, cut: Option<u32>, g: Gen) -> CtaCode {
         let mut warps: Vec<Vec<Instr>> = vec![Vec::new(); WARPS as usize];
         // Step 1: each thread sums its pairs (two lines per warp per pair).
         for (w, v) in warps.iter_mut().enumerate() {
@@ -146,7 +156,8 @@ impl Reduction {
                 v.push(atom(Space::Global, 4, 1, self.lay.count, 0));
                 v.push(Instr::Bar);
                 v.push(ld(Space::Pm, 8, u32::MAX, slot, 0));
-                Self::push(v, prel(Scope::Device, Space::Pm, slot, res), g);
+                // The release the last block acquires (`//!`, variants).
+                Self::push(v, prel(g.result_scope(), Space::Pm, slot, res), g);
             } else {
                 v.push(ld(Space::Pm, 8, u32::MAX, slot, 0));
                 Self::push(v, prel(Scope::Device, Space::Pm, slot, stale), g);
@@ -182,10 +193,11 @@ impl Reduction {
         Box::new(RedProgram {
             app: self,
             gen,
-            name: if gen.dev {
-                "reduction_dev"
-            } else {
-                "reduction"
+            name: match (gen.dev, gen.block_final) {
+                (false, false) => "reduction",
+                (true, false) => "reduction_dev",
+                (false, true) => "reduction_block_final",
+                (true, true) => "reduction_block_final_dev",
             },
             kernels: (0..self.launches)
                 .map(|_| Self::kinfo("reduceSinglePass"))
@@ -200,7 +212,11 @@ impl Reduction {
     /// block scope to device scope, a level-1 sum could be durable before
     /// a step-2 input stored by another warp before the barrier.
     pub fn program_dev(&self, build: Build) -> Box<dyn Program + '_> {
-        self.run_program(Gen { build, dev: true })
+        self.run_program(Gen {
+            build,
+            dev: true,
+            block_final: self.block_final,
+        })
     }
 
     pub(super) fn crash_prog(&self) -> Box<dyn Program + '_> {
@@ -209,6 +225,7 @@ impl Reduction {
             gen: Gen {
                 build: Build::Gpu,
                 dev: false,
+                block_final: self.block_final,
             },
             name: "reduction_rec",
             kernels: vec![Self::kinfo("reduceSinglePass")],
@@ -224,6 +241,7 @@ impl Reduction {
             gen: Gen {
                 build: Build::Gpu,
                 dev: false,
+                block_final: self.block_final,
             },
             name: "reduction_recovery",
             kernels: vec![k],

@@ -59,10 +59,38 @@
 //! - recoveryKernel thread `(b, t)` reads slot `t` of block `b`'s region of
 //!   the first launch; it makes no persists, so `recover` returns the image
 //!   unchanged (the redo is the native skip of non-empty slots).
+//! - `reduction-block-final` ([`VARIANT_BLOCK_FINAL`], in
+//!   `crate::VARIANTS`): the same program with the release that publishes a
+//!   block's result at block scope, the scoped persistency bug of the
+//!   paper's §5.3. That release is in every launch (kernel `k` =
+//!   `reduceSinglePass` of launch `k`), every CTA, warp 0: the `PRel` on
+//!   `g_odata[cta]` after the ticket, the barrier and the load, instruction
+//!   `2p + 34` of the `Build::Gpu` code (`p` = the CTA's input pairs per
+//!   warp: 5 for CTAs 0-15 of a launch, 4 for the others, so 44 or 42);
+//!   [`Reduction::final_release`] finds it in any build.
+//! - The invariant (`check`), each clause with the program ordering it
+//!   relies on:
+//!   1. a non-empty slot of a tree holds its thread's sum of its inputs, and
+//!      every input slot it adds is durable: the block-scope release after
+//!      each level's stores and the acquire before the next level's reads
+//!      (warp 0's own levels: its oFence-free program order within the warp,
+//!      the flags it acquires from itself);
+//!   2. a non-empty slot of a launch's final tree (the last block's second
+//!      tree) implies, for every block whose result the storing warp has
+//!      acquired by then (warp 0 of that tree: all 60, through warp 1's
+//!      flag; warp 1: blocks 32-59), that block's tree root and its
+//!      `g_odata` slot (this launch's result or a later one's) are durable:
+//!      each block's warp-0 dFence after its tree, then its `g_odata` store
+//!      and the device-scope release that the final tree's warps acquire;
+//!   3. a non-zero `g_odata[i]` is a result (or, `i` = 60, the total) of a
+//!      launch whose tree root holds it: the dFence after the tree, before
+//!      thread 0's store.
 
 mod gen;
 
-use sbrp_trace::program::Program;
+use std::sync::OnceLock;
+
+use sbrp_trace::program::{Instr, Program};
 
 use crate::layout::Alloc;
 use crate::{App, Build, PmImage};
@@ -88,6 +116,8 @@ const SEED: u64 = 0x00C0_FFEE_0001;
 const SMEM: u32 = 512;
 /// Levels of the tree: strides 256, 128, ..., 1.
 const LEVELS: u32 = 9;
+/// The scoped-persistency-bug variant's name.
+pub const VARIANT_BLOCK_FINAL: &str = "reduction-block-final";
 
 fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -136,6 +166,51 @@ fn inputs(t: usize) -> impl Iterator<Item = usize> {
         .map(move |s| t + s)
 }
 
+/// For each slot of a final tree, the blocks (bit `b`) whose results the
+/// warp storing it has acquired before the store: its own device-scope
+/// acquires (warp `w` acquires blocks `32w..32w + 32`), and those of the
+/// warps whose block-scope releases it acquired, as `gen.rs`'s tree code
+/// orders them (level by level, a warp acquiring the chunk `t0 + s` that
+/// another warp released at the level before).
+fn final_deps() -> &'static [u64; THREADS as usize] {
+    static DEPS: OnceLock<[u64; THREADS as usize]> = OnceLock::new();
+    DEPS.get_or_init(|| {
+        let mut acquired = [0u64; WARPS as usize];
+        for (w, a) in acquired.iter_mut().enumerate().take(2) {
+            let lo = 32 * w as u32;
+            *a = (lo..(lo + 32).min(BLOCKS)).fold(0, |m, b| m | 1 << b);
+        }
+        let mut released = [0u64; THREADS as usize];
+        let mut deps = [0u64; THREADS as usize];
+        for lvl in 1..=LEVELS {
+            let s = stride(lvl);
+            for w in 0..WARPS {
+                let t0 = w * 32;
+                if t0 >= s {
+                    continue;
+                }
+                if lvl > 1 {
+                    acquired[w as usize] |= released[(t0 + s) as usize];
+                }
+                let lo = s / 2;
+                let stored = if s == 1 {
+                    0..1
+                } else {
+                    t0.max(lo)..(t0 + 32).min(s)
+                };
+                if stored.is_empty() {
+                    continue;
+                }
+                for t in stored.clone() {
+                    deps[t as usize] = acquired[w as usize];
+                }
+                released[stored.start as usize] = acquired[w as usize];
+            }
+        }
+        deps
+    })
+}
+
 /// Where things live.
 #[derive(Clone, Debug)]
 struct Layout {
@@ -150,6 +225,10 @@ struct Layout {
     count: u64,
 }
 
+/// One launch's trees (60 blocks, then the final one): the threads' own
+/// sums and the slot values.
+type Trees = Vec<(Vec<u32>, Vec<u32>)>;
+
 /// Reduction of `size` ints.
 pub struct Reduction {
     size: u64,
@@ -157,6 +236,10 @@ pub struct Reduction {
     lay: Layout,
     /// Per launch, the 60 block results and the total.
     results: Vec<[u32; BLOCKS as usize]>,
+    /// Per launch, its trees, computed when first needed.
+    trees: Vec<OnceLock<Trees>>,
+    /// The variant whose block results are released at block scope.
+    block_final: bool,
 }
 
 impl Reduction {
@@ -185,6 +268,8 @@ impl Reduction {
             launches,
             lay,
             results: Vec::new(),
+            trees: (0..launches).map(|_| OnceLock::new()).collect(),
+            block_final: false,
         };
         app.results = (0..launches)
             .map(|l| {
@@ -198,8 +283,45 @@ impl Reduction {
         Ok(app)
     }
 
+    /// The variant `reduction-block-final` (see `//!`) at `size`.
+    pub fn block_final(size: Option<u64>) -> Result<Self, String> {
+        Ok(Reduction {
+            block_final: true,
+            ..Reduction::new(size)?
+        })
+    }
+
     pub fn launches(&self) -> u64 {
         self.launches
+    }
+
+    /// The release publishing block `cta`'s result in launch `l` (kernel
+    /// `l`): its instruction index in warp 0 of the CTA's `build` code.
+    pub fn final_release(&self, build: Build, l: u64, cta: u32) -> usize {
+        let g = Gen {
+            build,
+            dev: false,
+            block_final: self.block_final,
+        };
+        let slot = self.g_odata(cta);
+        self.cta_code(l, cta, None, g).warps[0]
+            .iter()
+            .rposition(|i| matches!(i, Instr::PRel { flag, .. } if *flag == slot))
+            .expect("warp 0 releases its block's result")
+    }
+
+    /// Tree `tree` of launch `l`: own sums and slot values.
+    fn tree_of(&self, l: u64, tree: u32) -> &(Vec<u32>, Vec<u32>) {
+        let t = self.trees[l as usize].get_or_init(|| {
+            (0..TREES as u32)
+                .map(|b| {
+                    let own = self.own(l, b);
+                    let slot = self::tree(&own);
+                    (own, slot)
+                })
+                .collect()
+        });
+        &t[tree as usize]
     }
 
     /// Element offsets (in the launch) of the pairs warp `w` of block `b`
@@ -327,8 +449,7 @@ impl Reduction {
         if got.iter().all(|&x| x == 0) {
             return Ok(());
         }
-        let own = self.own(l, tree);
-        let want = self::tree(&own);
+        let (own, want) = self.tree_of(l, tree);
         let name = |t: usize| {
             if tree == BLOCKS {
                 format!("launch {l} final tree slot {t}")
@@ -375,7 +496,11 @@ impl Reduction {
 
 impl App for Reduction {
     fn name(&self) -> &'static str {
-        "reduction"
+        if self.block_final {
+            VARIANT_BLOCK_FINAL
+        } else {
+            "reduction"
+        }
     }
     fn size(&self) -> u64 {
         self.size
@@ -400,7 +525,11 @@ impl App for Reduction {
         img
     }
     fn program(&self, build: Build) -> Box<dyn Program + '_> {
-        self.run_program(Gen { build, dev: false })
+        self.run_program(Gen {
+            build,
+            dev: false,
+            block_final: self.block_final,
+        })
     }
     fn program_dev(&self, build: Build) -> Box<dyn Program + '_> {
         Reduction::program_dev(self, build)
@@ -428,16 +557,33 @@ impl App for Reduction {
                 self.check_tree(image, l, b)?;
             }
             self.check_tree(image, l, BLOCKS)?;
-            // The final tree reads every block's result: durable first.
+            // Clause 2: a final-tree slot after the results its warp acquired.
             let fin = self.read_region(image, self.region(l, BLOCKS));
-            if fin.iter().any(|&x| x != 0) {
-                for b in 0..BLOCKS {
-                    if image.get(self.region(l, b)) != self.result(l, b) as u64 {
+            let deps = final_deps();
+            let mut seen = 0u64;
+            for (t, &x) in fin.iter().enumerate() {
+                let need = deps[t] & !seen;
+                if x == 0 || need == 0 {
+                    continue;
+                }
+                for b in (0..BLOCKS).filter(|b| need & (1 << b) != 0) {
+                    let res = self.result(l, b) as u64;
+                    if image.get(self.region(l, b)) != res {
                         return Err(format!(
-                            "reduction: launch {l}'s final tree is set but block {b}'s result is not durable"
+                            "reduction: launch {l}'s final tree slot {t} is set but block {b}'s \
+                             result is not durable in its tree"
+                        ));
+                    }
+                    let g = image.get(self.g_odata(b));
+                    if !(l..self.launches).any(|k| self.result(k, b) as u64 == g) {
+                        return Err(format!(
+                            "reduction: launch {l}'s final tree slot {t} is set but block {b}'s \
+                             result is not durable in g_odata[{b}] (it holds {g}; released \
+                             before durable)"
                         ));
                     }
                 }
+                seen |= need;
             }
         }
         // g_odata: a result (or the total) of some launch whose tree has it.

@@ -30,6 +30,14 @@
 //!   returns the image unchanged (the redo is the main kernels, §2.3).
 //! - In `check`, a coefficient word never stored counts as "not computed",
 //!   as the -1 marker does.
+//! - The invariant (`check`), each clause with the program ordering it
+//!   relies on: 1. a persisted coefficient `C[i]` (>= 0) is the computed
+//!   one and its four differences are durable: srad_cuda_1's oFence between
+//!   the difference stores and the coefficient store; 2. a written
+//!   `J_out[i]` (>= 0) is the computed one and `C` of the pixel, of its south
+//!   and of its east neighbour are persisted: srad_cuda_1's kernel end
+//!   (every persist durable, `docs/model.md`, "Persistency models") before
+//!   srad_cuda_2 reads them.
 
 mod gen;
 
@@ -253,6 +261,21 @@ impl Srad {
         }
     }
 
+    /// One array's words as f32 in pixel order (`None`: never stored), read
+    /// in one pass.
+    fn plane(&self, img: &PmImage, base: u64) -> Result<Vec<Option<f32>>, String> {
+        let mut v = vec![None; self.pixels() as usize];
+        for (&a, &x) in img.words.range(base..base + self.pixels() * 4) {
+            if x > u32::MAX as u64 {
+                return Err(format!("word {a:#x} = {x:#x} is not an f32"));
+            }
+            if (a - base) % 4 == 0 {
+                v[((a - base) / 4) as usize] = Some(f32::from_bits(x as u32));
+            }
+        }
+        Ok(v)
+    }
+
     /// A persisted coefficient: stored and >= 0 (the marker is -1).
     fn persisted_c(&self, img: &PmImage, r: u64, c: u64) -> Result<bool, String> {
         Ok(matches!(self.word(img, self.c_addr(r, c))?, Some(f) if f >= 0.0))
@@ -306,44 +329,47 @@ impl App for Srad {
     fn check(&self, image: &PmImage) -> Result<(), String> {
         let l = &self.lay;
         let last = self.side - 1;
+        let [c, n, s, e, w, jout] = [l.c, l.n, l.s, l.e, l.w, l.jout].map(|b| self.plane(image, b));
+        let (c, jout) = (c?, jout?);
+        let persisted = |i: usize| matches!(c[i], Some(f) if f >= 0.0);
+        let diffs = [
+            ("N", n?, &self.dn),
+            ("S", s?, &self.ds),
+            ("E", e?, &self.de),
+            ("W", w?, &self.dw),
+        ];
         for r in 0..self.side {
-            for c in 0..self.side {
-                let i = self.idx(r, c);
-                if self.persisted_c(image, r, c)? {
-                    let got = self.word(image, self.c_addr(r, c))?;
+            for cc in 0..self.side {
+                let i = self.idx(r, cc);
+                if persisted(i) {
+                    let got = c[i];
                     if got.map(bits) != Some(bits(self.c[i])) {
                         return Err(format!(
-                            "srad: C[{r}][{c}] = {got:?}, computed {}",
+                            "srad: C[{r}][{cc}] = {got:?}, computed {}",
                             self.c[i]
                         ));
                     }
-                    for (name, base, a) in [
-                        ("N", l.n, &self.dn),
-                        ("S", l.s, &self.ds),
-                        ("E", l.e, &self.de),
-                        ("W", l.w, &self.dw),
-                    ] {
-                        let got = self.word(image, self.at(base, r, c))?;
+                    for (name, plane, a) in &diffs {
+                        let got = plane[i];
                         if got.map(bits) != Some(bits(a[i])) {
                             return Err(format!(
-                                "srad: C[{r}][{c}] persisted but {name}[{r}][{c}] = {got:?}, computed {}",
+                                "srad: C[{r}][{cc}] persisted but {name}[{r}][{cc}] = {got:?}, computed {}",
                                 a[i]
                             ));
                         }
                     }
                 }
-                let jo = self.word(image, self.j_out_addr(r, c))?;
-                if let Some(f) = jo.filter(|f| *f >= 0.0) {
-                    for (rr, cc) in [(r, c), ((r + 1).min(last), c), (r, (c + 1).min(last))] {
-                        if !self.persisted_c(image, rr, cc)? {
+                if let Some(f) = jout[i].filter(|f| *f >= 0.0) {
+                    for (rr, c2) in [(r, cc), ((r + 1).min(last), cc), (r, (cc + 1).min(last))] {
+                        if !persisted(self.idx(rr, c2)) {
                             return Err(format!(
-                                "srad: J_out[{r}][{c}] written but C[{rr}][{cc}] is not persisted"
+                                "srad: J_out[{r}][{cc}] written but C[{rr}][{c2}] is not persisted"
                             ));
                         }
                     }
                     if bits(f) != bits(self.jout[i]) {
                         return Err(format!(
-                            "srad: J_out[{r}][{c}] = {f}, computed {}",
+                            "srad: J_out[{r}][{cc}] = {f}, computed {}",
                             self.jout[i]
                         ));
                     }
