@@ -411,6 +411,18 @@ fn pm_reorder_is_off_by_default_and_settable() {
     assert_eq!(e.key(), Some("pm.reorder"));
     assert!(e.to_string().contains("true or false"), "{e}");
     assert!(GpuConfig::from_toml_str("[pm]\nreorder = 1\n", "r.toml").is_err());
+    // Its host ring's hop latency: one ring clock at 3 GHz in core cycles,
+    // settable, 0 or more and finite.
+    let mut c = get("sbrp-far");
+    assert_eq!(c.pm.fabric_hop, 0.455);
+    c.set_arg("pm.fabric_hop=0").unwrap();
+    c.validate().unwrap();
+    for bad in ["-0.5", "inf", "nan"] {
+        let mut c = get("sbrp-far");
+        c.set("pm.fabric_hop", bad).unwrap();
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.key(), Some("pm.fabric_hop"), "{bad}: {e}");
+    }
 }
 
 #[test]

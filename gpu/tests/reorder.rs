@@ -1,17 +1,19 @@
-//! Directed tests of `pm.reorder` (`docs/model-memory.md` §6.1, "Reordering
-//! in the persistence domain"; the switch in `docs/model-params.md`): on
-//! PM-far, per-channel host NVM queues let one SM's writes become durable out
-//! of issue order, while the default single device never does; PM-near
-//! already reorders across its channels and ignores the switch; latencies
-//! and bandwidths stay what the configuration says; and the default
-//! configuration's results are those of the model before the switch existed.
+//! Directed tests of `pm.reorder` (`docs/model-memory.md` §6.1, "Durability
+//! order, and `pm.reorder`"; the switches in `docs/model-params.md`): on
+//! PM-far, per-channel host NVM queues behind the host fabric (ring hops of
+//! `pm.fabric_hop` and each channel's ingress) let one SM's writes become
+//! durable out of issue order, with or without a full queue, while the
+//! default single device never does; PM-near already reorders across its
+//! channels and ignores the switches; latencies and bandwidths are what the
+//! configuration says; and the default configuration's results are those
+//! of the model before the switch existed.
 
 mod common;
 
 use sbrp_gpu::config::{Durability, GpuConfig, PmPlace};
 use sbrp_gpu::mem::{Access, Done, MemReq, MemSystem};
 use sbrp_gpu::{Gpu, RunOpts};
-use sbrp_trace::program::{CtaCode, FileProgram, Instr, Space};
+use sbrp_trace::program::{Addrs, CtaCode, FileProgram, Instr, Space, Values};
 use sbrp_trace::Event;
 
 const FULL: u8 = 0b1111;
@@ -100,6 +102,68 @@ fn reorder_far_a_write_to_an_idle_channel_overtakes_one_to_a_full_queue() {
     c.artifact.pcie_per_channel = true;
     let (first, second) = loaded_then_two(&c);
     assert!(second.durable < first.durable);
+}
+
+/// SM 0's writes at cycle 0, in this order, each of `sectors` to a fresh
+/// line of the given channel; returns their `Done`s and the queue stalls.
+fn sm0_writes(c: &GpuConfig, chans: &[u32], sectors: u8) -> (Vec<Done>, u64) {
+    let mut m = MemSystem::new(c);
+    let mut next = vec![0u64; c.pm.channels as usize];
+    let done = chans
+        .iter()
+        .map(|&ch| {
+            let line = lines_of(&m, ch, 1, next[ch as usize])[0];
+            next[ch as usize] = line + 1;
+            m.send(
+                0,
+                &MemReq {
+                    sm: 0,
+                    line,
+                    sectors,
+                    access: Access::Write,
+                    pm: true,
+                },
+            )
+        })
+        .collect();
+    (done, m.stats().wpq_stalls)
+}
+
+#[test]
+fn reorder_far_a_loaded_channel_delays_its_writes_an_idle_one_does_not() {
+    // Four lines to the root's channel, then one to the farthest channel:
+    // the link delivers a line every 6.24 cycles, channel 0's ingress takes
+    // 25 per line, so the last write, to an idle channel, is durable before
+    // the third and fourth, and no queue is anywhere near full.
+    let far_ch = far(true).pm.channels / 2;
+    let order = [0, 0, 0, 0, far_ch];
+    let (d, stalls) = sm0_writes(&far(true), &order, FULL);
+    eprintln!("reorder far: {d:?}");
+    assert_eq!(stalls, 0);
+    assert!(d[4].durable < d[2].durable && d[4].durable < d[3].durable);
+    assert!(d[4].at < d[3].at, "its acknowledgement returns first too");
+    // The channel's writes keep their own order (FCFS ingress and queue).
+    assert!(d[0].durable < d[1].durable && d[1].durable < d[2].durable);
+    let (d, _) = sm0_writes(&far(false), &order, FULL);
+    assert!(d.windows(2).all(|w| w[0].durable <= w[1].durable));
+}
+
+#[test]
+fn reorder_far_the_ring_distance_alone_reorders_close_writes() {
+    // Two single-sector writes, idle channels: the first to the stop
+    // opposite the root, the second to the root's own. They cross the link
+    // 32 / 20.5 = 1.6 cycles apart and spend the same 6.2 cycles in their
+    // ingress; the first's 6 hops (2.7 cycles) make the second durable
+    // first. Without hops (`pm.fabric_hop = 0`) they stay in order.
+    let mut c = far(true);
+    let order = [c.pm.channels / 2, 0];
+    let (d, stalls) = sm0_writes(&c, &order, 1);
+    eprintln!("hops {}: {d:?}", c.pm.fabric_hop);
+    assert_eq!(stalls, 0);
+    assert!(d[1].durable < d[0].durable);
+    c.pm.fabric_hop = 0.0;
+    let (d, _) = sm0_writes(&c, &order, 1);
+    assert!(d[0].durable <= d[1].durable);
 }
 
 #[test]
@@ -204,38 +268,69 @@ fn near_already_reorders_and_ignores_the_switch() {
     let sms = GpuConfig::default().core.sms;
     let def = stream(&near(false), true);
     assert!(overtakes(&def, sms) > 0);
-    // The switch changes nothing near.
-    assert_eq!(loaded_then_two(&near(true)), (first, second));
-    assert_eq!(stream(&near(true), true), def);
+    // The switches change nothing near (the host fabric is PM-far's).
+    let mut n = near(true);
+    n.pm.fabric_hop = 5.0;
+    assert_eq!(loaded_then_two(&n), (first, second));
+    assert_eq!(stream(&n, true), def);
+}
+
+/// The host ring's hops from the PCIe root (channel 0's stop) to channel
+/// `c`: the shorter way round `pm.channels` stops.
+fn hops(c: &GpuConfig, chan: u32) -> u32 {
+    chan.min(c.pm.channels - chan)
+}
+
+/// Cycles a line's write spends in a channel's ingress (its share of the
+/// read bandwidth).
+fn ingress(c: &GpuConfig) -> f64 {
+    c.l1.line as f64 / (c.bytes_per_cycle(c.pm.read_bandwidth) / c.pm.channels as f64)
 }
 
 #[test]
 fn reorder_keeps_unloaded_latencies_and_the_pcie_limit() {
-    // Unloaded, the per-channel devices have the aggregate's latencies:
-    // a read's device latency and service of one line at the channel's
-    // share differ, a write's durability and ack do not (§3 table).
-    let one = |c: &GpuConfig, access: Access| -> Done {
+    // Unloaded, a write to channel `ch` is durable the ring's hops and its
+    // ingress later than on the default path, and acknowledged twice the
+    // hops (there and back) and the ingress later; a read pays the hops
+    // there and back and one line's service at the channel's share.
+    let one = |c: &GpuConfig, line: u64, access: Access| -> Done {
         let mut m = MemSystem::new(c);
-        m.send(1000, &req(0, 42, access))
+        m.send(1000, &req(0, line, access))
     };
-    assert_eq!(
-        one(&far(true), Access::Write),
-        one(&far(false), Access::Write)
-    );
-    // A read: the channel serves at its share of the read bandwidth.
     let c = far(true);
+    let m = MemSystem::new(&c);
     let lb = c.l1.line as f64;
-    let read = one(&c, Access::Read).at - 1000;
     let share = lb / (c.bytes_per_cycle(c.pm.read_bandwidth) / c.pm.channels as f64);
     let whole = lb / c.bytes_per_cycle(c.pm.read_bandwidth);
-    let base = (one(&far(false), Access::Read).at - 1000) as f64;
-    assert!(
-        (read as f64 - (base - whole + share)).abs() <= 1.0,
-        "read {read}, aggregate {base}"
-    );
+    let near_enough = |got: u64, base: u64, extra: f64, what: &str| {
+        let d = got as f64 - (base as f64 + extra);
+        assert!(
+            d.abs() <= 1.0,
+            "{what}: {got}, expected {base} + {extra:.2}"
+        );
+    };
+    for ch in 0..c.pm.channels {
+        let line = lines_of(&m, ch, 1, 0)[0];
+        let hop = hops(&c, ch) as f64 * c.pm.fabric_hop;
+        let (re, def) = (
+            one(&c, line, Access::Write),
+            one(&far(false), line, Access::Write),
+        );
+        near_enough(re.durable, def.durable, hop + ingress(&c), "durable");
+        near_enough(re.at, def.at, 2.0 * hop + ingress(&c), "ack");
+        let (re, def) = (
+            one(&c, line, Access::Read),
+            one(&far(false), line, Access::Read),
+        );
+        near_enough(re.at, def.at, 2.0 * hop + share - whole, "read");
+    }
+    // The ring: 0 hops at the root's stop, pm.channels / 2 opposite.
+    assert_eq!(hops(&c, 0), 0);
+    assert_eq!(hops(&c, c.pm.channels / 2), c.pm.channels / 2);
+    assert_eq!(hops(&c, c.pm.channels - 1), 1);
 
     // Writes spread over all channels: still the PCIe rate (the channels'
-    // total write bandwidth is above it).
+    // total write bandwidth, and their ingresses, are above it).
     let n = 2000usize;
     let pcie = c.bytes_per_cycle(c.pcie.bandwidth);
     let mut m = MemSystem::new(&c);
@@ -270,8 +365,10 @@ fn reorder_keeps_unloaded_latencies_and_the_pcie_limit() {
                 .durable
         })
         .collect();
+    // The ingress fills the queue at twice the write rate: it is full after
+    // about 2 x pm.queue writes.
     let q = c.pm.queue as usize;
-    let r = rate(&dur[q..]);
+    let r = rate(&dur[4 * q..]);
     eprintln!("reorder far, one channel: {r:.3} B/cycle, channel {ch:.3}");
     assert!((r / ch - 1.0).abs() <= 0.02);
     assert!(m.stats().wpq_stalls > 0);
@@ -309,9 +406,71 @@ fn two_channel_program(c: &GpuConfig) -> FileProgram {
     common::program(vec![(common::kernel(ctas, warps * 32, 0, 0), code)])
 }
 
+/// A store of 8 bytes (two lanes) at `addr` in PM: one sector's flush, as
+/// the apps' small records (a key-value pair, a counter).
+fn st_small(addr: u64) -> Instr {
+    Instr::St {
+        space: Space::Pm,
+        size: 4,
+        mask: 0b11,
+        addrs: Addrs::Strided {
+            base: addr,
+            stride: 4,
+        },
+        values: Values::Seq { first: 1, step: 1 },
+    }
+}
+
+/// `warps` lists of `per_warp` lines drawn at random from a 64 K-line
+/// table (each line once): a hash table's inserts (gpKVS, HM), hashed over
+/// all PM channels.
+fn random_lines(c: &GpuConfig, warps: u32, per_warp: usize) -> Vec<Vec<u64>> {
+    let base = common::PM / c.l1.line as u64;
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut seen = std::collections::HashSet::new();
+    let mut draw = || loop {
+        // xorshift64: deterministic, no dependency.
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let l = base + (x >> 20) % (1 << 16);
+        if seen.insert(l) {
+            return l;
+        }
+    };
+    (0..warps)
+        .map(|_| (0..per_warp).map(|_| draw()).collect())
+        .collect()
+}
+
+/// Each of 8 warps of `ctas` CTAs stores 8 bytes to each of `per_warp`
+/// random lines (`random_lines`), then a dFence.
+fn spread_program(c: &GpuConfig, ctas: u32, per_warp: usize) -> FileProgram {
+    let line = c.l1.line as u64;
+    let warps = 8u32;
+    let mut lines = random_lines(c, ctas * warps, per_warp).into_iter();
+    let mut code = Vec::new();
+    for _ in 0..ctas {
+        let mut ws = Vec::new();
+        for _ in 0..warps {
+            let mut p: Vec<Instr> = lines
+                .next()
+                .unwrap()
+                .iter()
+                .map(|&l| st_small(l * line))
+                .collect();
+            p.push(Instr::DFence);
+            ws.push(p);
+        }
+        code.push(CtaCode { warps: ws });
+    }
+    common::program(vec![(common::kernel(ctas, warps * 32, 0, 0), code)])
+}
+
 /// Flushes durable before an earlier flush of the same SM, from the
-/// execution record, and the flushes.
-fn record_overtakes(c: &GpuConfig, prog: &FileProgram) -> (u64, u64, u64) {
+/// execution record, the flushes, the cycles and the write-pending queue
+/// stalls.
+fn record_overtakes(c: &GpuConfig, prog: &FileProgram) -> (u64, u64, u64, u64) {
     let mut gpu = Gpu::with_model_units(c).unwrap();
     let r = gpu.run(
         prog,
@@ -347,21 +506,52 @@ fn record_overtakes(c: &GpuConfig, prog: &FileProgram) -> (u64, u64, u64) {
         }
         latest.1 = latest.1.max(dur);
     }
-    (n, flushes.len() as u64, r.cycles)
+    (n, flushes.len() as u64, r.cycles, r.mem.wpq_stalls)
 }
 
 #[test]
 fn a_program_on_reorder_far_has_flushes_durable_out_of_issue_order() {
     let base = far(false);
     let prog = two_channel_program(&base);
-    let (def, flushes, cyc_def) = record_overtakes(&base, &prog);
-    let (re, flushes_re, cyc_re) = record_overtakes(&far(true), &prog);
+    let (def, flushes, cyc_def, _) = record_overtakes(&base, &prog);
+    let (re, flushes_re, cyc_re, _) = record_overtakes(&far(true), &prog);
     eprintln!(
         "flushes {flushes}: overtaking default {def} ({cyc_def} cycles), reorder {re} ({cyc_re} cycles)"
     );
     assert_eq!(flushes, flushes_re);
     assert_eq!(def, 0);
     assert!(re > 0);
+}
+
+#[test]
+fn a_program_spread_over_the_channels_reorders_on_far_with_no_queue_full() {
+    // As the apps: small records at random lines, hashed over all
+    // channels, no write-pending queue ever full. Four SMs, so the link is not saturated
+    // and each SM's flushes cross it in bursts (a line every 6.2 cycles),
+    // as in the apps' lighter phases. The default far path keeps each SM's
+    // flushes in issue order; behind the host fabric a flush to a near or
+    // idle channel overtakes one to a far or busy one. (With the link
+    // saturated by 30 SMs, an SM's consecutive flushes cross it about 30
+    // lines, 190 cycles, apart, more than a channel's ingress backlog, and
+    // none overtakes.)
+    let base = far(false);
+    let prog = spread_program(&base, 4, 32);
+    let (def, flushes, cyc_def, stalls_def) = record_overtakes(&base, &prog);
+    let (re, flushes_re, cyc_re, stalls_re) = record_overtakes(&far(true), &prog);
+    eprintln!(
+        "spread, flushes {flushes}: overtaking default {def} ({cyc_def} cycles), reorder {re} ({cyc_re} cycles), queue stalls {stalls_def} / {stalls_re}"
+    );
+    assert_eq!(flushes, flushes_re);
+    assert_eq!((stalls_def, stalls_re), (0, 0), "no queue is ever full");
+    assert_eq!(def, 0);
+    assert!(re * 50 > flushes, "reorder: {re} of {flushes} overtake");
+    // The same with the ring's hops off: the ingress alone reorders.
+    let mut c = far(true);
+    c.pm.fabric_hop = 0.0;
+    let (re0, _, _, stalls0) = record_overtakes(&c, &prog);
+    eprintln!("spread, no hops: {re0} overtake");
+    assert_eq!(stalls0, 0);
+    assert!(re0 > 0);
 }
 
 // ---------------------------------------------------------------- the default is unchanged
@@ -424,51 +614,86 @@ fn default_results_are_those_before_the_switch() {
 
 // ---------------------------------------------------------------- what FSM gating buys
 
-/// 60 CTAs of 8 warps; each warp stores `pattern.len()` lines with an
-/// oFence after each, line `i` on PM channel 0 (busy) or 1 (idle) as
-/// `pattern[i]` says. Returns the program and each warp's lines in program
-/// order (each line is stored once).
-fn fenced_program(c: &GpuConfig, pattern: &[u32]) -> (FileProgram, Vec<Vec<u64>>) {
+/// For 8 warps of each of `ctas` CTAs, `pattern.len()` lines, line `i` on
+/// PM channel `pattern[i]` (each line once).
+fn pattern_lines(c: &GpuConfig, pattern: &[u32], ctas: u32) -> Vec<Vec<u64>> {
     let m = MemSystem::new(c);
-    let line = c.l1.line as u64;
-    let base = common::PM / line;
-    let (ctas, warps) = (60u32, 8u32);
-    let n = (ctas * warps) as usize * pattern.len();
-    let mut pools: Vec<std::vec::IntoIter<u64>> = (0..2)
-        .map(|ch| lines_of(&m, ch, n, base).into_iter())
+    let base = common::PM / c.l1.line as u64;
+    let warps = ctas * 8;
+    let mut pools: Vec<std::vec::IntoIter<u64>> = (0..c.pm.channels)
+        .map(|ch| {
+            let used = pattern.iter().filter(|&&p| p == ch).count() * warps as usize;
+            lines_of(&m, ch, used, base).into_iter()
+        })
         .collect();
-    let mut orders = Vec::new();
-    let mut code = Vec::new();
-    for _ in 0..ctas {
-        let mut ws = Vec::new();
-        for _ in 0..warps {
-            let lines: Vec<u64> = pattern
+    (0..warps)
+        .map(|_| {
+            pattern
                 .iter()
                 .map(|&ch| pools[ch as usize].next().unwrap())
-                .collect();
+                .collect()
+        })
+        .collect()
+}
+
+/// `orders.len() / warps` CTAs of `warps` warps; each warp runs its
+/// groups of lines in order, with an oFence after each group: a group of
+/// one line is a store of the whole line, a larger group a scattered store
+/// of 4 bytes to each of its lines (one lane per line), whose lines the
+/// warp first loads (as a hash table's probe before its insert: the
+/// stores then hit in the L1 and the flushes of a group leave together).
+fn fenced_program(c: &GpuConfig, orders: &[Vec<Vec<u64>>], warps: usize) -> FileProgram {
+    let line = c.l1.line as u64;
+    let ctas = orders.len() / warps;
+    let lanes = |g: &[u64]| (1u64 << g.len()) as u32 - 1;
+    let list = |g: &[u64]| Addrs::List(g.iter().map(|l| l * line).collect());
+    let mut code = Vec::new();
+    for cta in 0..ctas {
+        let mut ws = Vec::new();
+        for groups in &orders[cta * warps..(cta + 1) * warps] {
             let mut p = Vec::new();
-            for &l in &lines {
-                p.push(common::st(c, Space::Pm, l * line));
+            for g in groups.iter().filter(|g| g.len() > 1) {
+                p.push(Instr::Ld {
+                    space: Space::Pm,
+                    size: 4,
+                    mask: lanes(g),
+                    addrs: list(g),
+                });
+            }
+            for g in groups {
+                p.push(if g.len() == 1 {
+                    common::st(c, Space::Pm, g[0] * line)
+                } else {
+                    Instr::St {
+                        space: Space::Pm,
+                        size: 4,
+                        mask: lanes(g),
+                        addrs: list(g),
+                        values: Values::Seq { first: 1, step: 1 },
+                    }
+                });
                 p.push(Instr::OFence);
             }
-            orders.push(lines);
             ws.push(p);
         }
         code.push(CtaCode { warps: ws });
     }
-    let prog = common::program(vec![(common::kernel(ctas, warps * 32, 0, 0), code)]);
-    (prog, orders)
+    common::program(vec![(
+        common::kernel(ctas as u32, warps as u32 * 32, 0, 0),
+        code,
+    )])
 }
 
 /// Runs `prog` with the reference unit carrying `fault`; returns the pairs
-/// (store, the next store of its warp, across an oFence) whose second
-/// became durable before the first, and the run's cycles.
+/// (a line of a group, a line of the next group of its warp: across an
+/// oFence) whose second became durable before the first, the run's cycles
+/// and its write-pending queue stalls.
 fn fence_violations(
     c: &GpuConfig,
     prog: &FileProgram,
-    orders: &[Vec<u64>],
+    orders: &[Vec<Vec<u64>>],
     fault: sbrp_sim_fast::Fault,
-) -> (u64, u64) {
+) -> (u64, u64, u64) {
     let p = c.pb_params();
     let mut gpu = Gpu::new(c, &mut |_| {
         Box::new(sbrp_sim_fast::PbModel::new(&p).unwrap().with_fault(fault))
@@ -500,40 +725,58 @@ fn fence_violations(
         }
     }
     let mut bad = 0;
-    for lines in orders {
-        for w in lines.windows(2) {
-            if durable[&w[1]] < durable[&w[0]] {
-                bad += 1;
+    for groups in orders {
+        for w in groups.windows(2) {
+            for a in &w[0] {
+                bad += w[1].iter().filter(|b| durable[b] < durable[a]).count() as u64;
             }
         }
     }
-    (bad, r.cycles)
+    (bad, r.cycles, r.mem.wpq_stalls)
 }
 
 #[test]
 fn fsm_gating_is_needed_where_the_path_reorders() {
     use sbrp_sim_fast::Fault;
-    // Three stores to the busy channel, then one to the idle one.
-    let pattern = [0, 0, 0, 1, 0, 0, 0, 1];
-    let (prog, orders) = fenced_program(&far(false), &pattern);
-    let mut got = Vec::new();
-    for reorder in [false, true] {
-        for fault in [Fault::None, Fault::IgnoreFsm] {
-            let (bad, cycles) = fence_violations(&far(reorder), &prog, &orders, fault);
-            eprintln!("reorder {reorder}, {fault:?}: {bad} fenced pairs durable out of order, {cycles} cycles");
-            got.push(bad);
+    // Busy: 60 CTAs of 8 warps, whole lines, three stores to channel 0,
+    // then one to channel 1 (channel 0's queue fills). Spread: 30 CTAs of
+    // one warp, 16 scattered stores of 4 bytes to 8 random lines each (all
+    // channels, no queue fills), as the apps' records.
+    let c = far(false);
+    let one = |l: Vec<u64>| l.into_iter().map(|x| vec![x]).collect::<Vec<_>>();
+    let busy: Vec<Vec<Vec<u64>>> = pattern_lines(&c, &[0, 0, 0, 1, 0, 0, 0, 1], 60)
+        .into_iter()
+        .map(one)
+        .collect();
+    let spread: Vec<Vec<Vec<u64>>> = random_lines(&c, 30, 16 * 8)
+        .into_iter()
+        .map(|l| l.chunks(8).map(|g| g.to_vec()).collect())
+        .collect();
+    for (name, orders, warps) in [("busy", busy, 8), ("spread", spread, 1)] {
+        let prog = fenced_program(&c, &orders, warps);
+        let mut got = Vec::new();
+        for reorder in [false, true] {
+            for fault in [Fault::None, Fault::IgnoreFsm] {
+                let (bad, cycles, stalls) = fence_violations(&far(reorder), &prog, &orders, fault);
+                eprintln!("{name}: reorder {reorder}, {fault:?}: {bad} fenced pairs durable out of order, {cycles} cycles, {stalls} queue stalls");
+                got.push(bad);
+                if name == "spread" {
+                    assert_eq!(stalls, 0, "spread: no queue is ever full");
+                }
+            }
         }
+        // In-order delivery keeps a warp's fenced stores in order even
+        // without the gating; with reordering only the gating does.
+        assert_eq!(got[0], 0, "{name}: default, correct unit");
+        assert_eq!(got[1], 0, "{name}: default, no FSM gating: the path orders");
+        assert_eq!(got[2], 0, "{name}: reorder, correct unit");
+        assert!(got[3] > 0, "{name}: reorder, no FSM gating: order lost");
+        // PM-near reorders across its channels already: the gating is
+        // needed.
+        let (near_ok, _, _) = fence_violations(&near(false), &prog, &orders, Fault::None);
+        let (near_bad, _, _) = fence_violations(&near(false), &prog, &orders, Fault::IgnoreFsm);
+        eprintln!("{name}: near: correct unit {near_ok}, no FSM gating {near_bad}");
+        assert_eq!(near_ok, 0);
+        assert!(near_bad > 0, "{name}: near, no FSM gating: order lost");
     }
-    // In-order delivery keeps a warp's fenced stores in order even without
-    // the gating; with reordering only the gating does.
-    assert_eq!(got[0], 0, "default, correct unit");
-    assert_eq!(got[1], 0, "default, no FSM gating: the path orders");
-    assert_eq!(got[2], 0, "reorder, correct unit");
-    assert!(got[3] > 0, "reorder, no FSM gating: order lost");
-    // PM-near reorders across its channels already: the gating is needed.
-    let (near_ok, _) = fence_violations(&near(false), &prog, &orders, Fault::None);
-    let (near_bad, _) = fence_violations(&near(false), &prog, &orders, Fault::IgnoreFsm);
-    eprintln!("near: correct unit {near_ok}, no FSM gating {near_bad}");
-    assert_eq!(near_ok, 0);
-    assert!(near_bad > 0, "near, no FSM gating: order lost");
 }

@@ -317,7 +317,13 @@ impl MemSystem {
                     Durability::Adr => w.accepted,
                     Durability::Eadr => w.crossed,
                 };
-                let back = if at_l2 { t } else { far.ack(chan, durable) };
+                // ADR's answer leaves the channel and crosses the fabric
+                // back to the PCIe root (nothing without `pm.reorder`).
+                let from = match self.cfg.pm.durability {
+                    Durability::Adr => durable + far.hop(chan),
+                    Durability::Eadr => durable,
+                };
+                let back = if at_l2 { t } else { far.ack(chan, from) };
                 (durable, back)
             }
         };
@@ -414,6 +420,23 @@ impl MemSystem {
             pcie_max: max(&pcie),
             wpq_max: cycles_ceil(wpq),
         }
+    }
+
+    /// With `pm.reorder` on PM-far, the host fabric's channel ingresses
+    /// (`docs/model-memory.md` §6.1): the largest and the mean wait of a
+    /// write for its channel's ingress, cycles, and the writes; `None`
+    /// without the fabric.
+    pub fn fabric_waits(&self) -> Option<(u64, f64, u64)> {
+        let f = self.far.as_ref()?.fabric.as_ref()?;
+        let n: u64 = f.ingress.iter().map(|s| s.served).sum();
+        let w: u64 = f.ingress.iter().map(|s| s.wait_total).sum();
+        let max = f.ingress.iter().map(|s| s.wait_max).max().unwrap_or(0);
+        let mean = if n == 0 {
+            0.0
+        } else {
+            w as f64 / n as f64 / server::CYCLE as f64
+        };
+        Some((cycles_ceil(max), mean, n))
     }
 
     /// The L2 slice `line` maps to.
