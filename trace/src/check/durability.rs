@@ -46,7 +46,9 @@ impl Durability {
                 *c = (*c).min(*cycle);
             }
         }
-        let mut lists: HashMap<(u32, u64), Vec<(u64, u64, u64)>> = HashMap::new();
+        // Per (SM, address): (read cycle, durable cycle, value) of each flush.
+        type Flushes = Vec<(u64, u64, u64)>;
+        let mut lists: HashMap<(u32, u64), Flushes> = HashMap::new();
         let mut flushes = 0;
         for e in &exec.events {
             if let Event::Flush {

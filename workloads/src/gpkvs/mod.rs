@@ -36,10 +36,11 @@
 //!      kernel's end before `invalidateLog` clears partition 0. That no
 //!      entry exists before the batch: `logDummy`'s kernel ends before the
 //!      insert kernel.
-//!   Signatures are stored before logging (the artifact's order), so a
-//!   signature may be new in a slot no entry covers; recovery cannot undo
-//!   those and the check accepts them (and keeps them out of clause 5's
-//!   evidence).
+//!
+//! Signatures are stored before logging (the artifact's order), so a
+//! signature may be new in a slot no entry covers; recovery cannot undo
+//! those and the check accepts them (and keeps them out of clause 5's
+//! evidence).
 
 mod gen;
 pub mod sim;
