@@ -1,6 +1,8 @@
 // Formal environment of the v2 persist buffer unit (docs/microarch.md): the
 // generated `sbrp_pb` with free inputs, constrained only by the interface
-// requirements of spec §2 (assumptions), and monitors with ghost state on its
+// requirements of spec §2 (assumptions: 1, 5, 6, 8 always, 2 where a
+// property needs it, else hooks are free; 9, a warp >= W, is left free: the
+// unit's answer to it is proved), and monitors with ghost state on its
 // ports (assertions). Nothing inside the unit is read, so the proofs hold for
 // any implementation of the port contract. Used by `sbrp prove`
 // (silicon/src/prove.rs), one property group per run, chosen by defines:
@@ -111,6 +113,12 @@ module sbrp_pb_formal #(
     always @* if (started && req_valid && names_line)
         for (s = 1; s <= 3; s = s + 1)
             if (sv[s] && (sop[s] == 3'd0 || sop[s] == 3'd7)) assume (sl[s] != req_line);
+
+    // 6. One request per warp in flight: no request of a warp whose request
+    // was taken 1..3 cycles ago (its response not yet seen).
+    always @* if (started && req_valid)
+        for (s = 1; s <= 3; s = s + 1)
+            if (sv[s]) assume (sw[s] != req_warp);
 
     // 2. Hooks follow the responses (ENV_HOOKS_EXACT), else they are free.
 `ifdef ENV_HOOKS_EXACT

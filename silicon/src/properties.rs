@@ -143,18 +143,20 @@ const PROPS: [Property; 15] = [
         Engine::Bmc(BMC_DEPTH),
         "no lost persist: a store to line l performed or coalesced is followed by a flush of l taken in a later cycle, before idle and before the PB and the flush FIFO are both empty (free hooks)",
         BrokenVariant {
-            what: "busy ignores the head flush of the same cycle (a store coalesces into a leaving entry)",
+            what: "the head pops a persist as if it were a hole (the persist is dropped)",
             breakage: Breakage::Rtl(VerilogPatch::once(
-                "wire busy = fifo_has | (ha_flush & (h_line == r2_line));",
-                "wire busy = fifo_has;",
+                "wire a_pop = ~empty_w & (h_type == 3'd0);",
+                "wire a_pop = ~empty_w & (h_type <= 3'd1);",
             )),
-            within: 13,
+            within: 12,
         },
     ),
-    prop(
+prop(
         "pmo",
         &["ENV_HOOKS_EXACT", "CHECK_PMO"],
-        Engine::Bmc(BMC_DEPTH),
+        // S1, O and S2 of one warp are at least 4 cycles apart under
+        // requirement 6: the broken variant fails at frame 15 (9 before).
+        Engine::Bmc(16),
         "per-warp persist order: for any warp w, store S1 of w, later ordering op of w, later store S2 of w, no flush of S2's line with w's bit is offered before the flush carrying S1 has been acknowledged (legal acks in any order, hooks follow the responses)",
         BrokenVariant {
             what: "head flush without the FSM gate",
@@ -162,7 +164,7 @@ const PROPS: [Property; 15] = [
                 "{n1_t == 3'd1, n0_t == 3'd1} & ~{hf1_n, hf0_n}",
                 "{n1_t == 3'd1, n0_t == 3'd1}",
             )),
-            within: 9,
+            within: 15,
         },
     ),
     prop(
@@ -176,13 +178,14 @@ const PROPS: [Property; 15] = [
                 "edm_add = (f_retire & t_edm) ?",
                 "edm_add = (1'b0) ?",
             )),
-            within: 8,
+            within: 11,
         },
     ),
     prop(
         "coalesce",
         &["CHECK_COALESCE"],
-        Engine::Bmc(BMC_DEPTH),
+        // The broken variant fails at frame 18 under requirement 6 (12 before).
+        Engine::Bmc(19),
         "coalescing rule: after a store of w got entry k and a later ordering op of w was taken, no store of w coalesces into k until k is allocated again (free hooks)",
         BrokenVariant {
             what: "coalescing ignores the warp's younger ordering entry",
@@ -190,7 +193,7 @@ const PROPS: [Property; 15] = [
                 "wire younger = yq_valid & k_older_y;",
                 "wire younger = 1'b0;",
             )),
-            within: 12,
+            within: 18,
         },
     ),
     prop(
@@ -228,19 +231,22 @@ const PROPS: [Property; 15] = [
             within: 24,
         },
     ),
-    cover("cover_coalesce", &["COVER_COALESCE"], 14, "a store coalesces"),
-    // Reached at frame N + 7 (23 at 16 entries, 39 at 32; 46 s at 32).
+    // Reached at frame 14, cover_evict_fence at 16, cover_pmo at 15 (one
+    // request per warp in flight, interface requirement 6).
+    cover("cover_coalesce", &["COVER_COALESCE"], 16, "a store coalesces"),
+    // Reached at frame N + 9 (25 at 16 entries).
     cover_with("cover_full", &["COVER_FULL"], Engine::BmcEntriesPlus(10), "the PB is full"),
-    cover("cover_evict_fence", &["COVER_EVICT_FENCE"], 16, "an eviction flush is accepted while another warp is in ODM (its dFence older in the PB)"),
+    cover("cover_evict_fence", &["COVER_EVICT_FENCE"], 18, "an eviction flush is accepted while another warp is in ODM (its dFence older in the PB)"),
     cover("cover_epoch", &["COVER_EPOCH"], 16, "the current epoch reaches 3 (three epochs opened)"),
-    cover("cover_pmo", &["COVER_PMO"], 12, "the PMO witness completes: S1 acked after S2 was taken"),
+    cover("cover_pmo", &["COVER_PMO"], 17, "the PMO witness completes: S1 acked after S2 was taken"),
     cover("cover_edm", &["COVER_EDM"], 10, "a warp enters EDM on an epoch"),
     cover("cover_drain", &["ENV_FAIR", "ENV_DRAIN", "COVER_DRAIN"], 12, "a drain in which a flush was taken reaches idle (its ack came)"),
 ];
 
-/// BMC depth of the real-RTL runs of the default `sbrp prove`: frames
-/// 0..=13, beyond every broken variant's `within` (the deepest, `lost`,
-/// fails at frame 13; `coalesce` at 12 since the registered reset, spec §7).
+/// BMC depth of the real-RTL runs of `actr`, `lost` and `durable` in the
+/// default `sbrp prove`: frames 0..=13, beyond their broken variants'
+/// `within` (`lost` fails at frame 12, `durable` at 11); `pmo` and
+/// `coalesce` search one frame beyond their own broken variants.
 pub const BMC_DEPTH: u32 = 14;
 
 /// Looks a property up by name.
