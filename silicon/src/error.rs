@@ -27,7 +27,7 @@ pub enum SiliconError {
     /// The RTL generator refused allowed parameters (no instance for them).
     #[error("the RTL generator (sbrp-hdl) has no instance for {tag}: {reason}")]
     Generate { tag: String, reason: String },
-    /// The built-in flow configuration (`flow/synth.conf`) is malformed.
+    /// The built-in flow configuration (`constraints/synth/synth.conf`) is malformed.
     #[error("synth.conf: {0}")]
     Config(String),
     /// The standard-cell library is missing.

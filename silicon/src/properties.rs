@@ -1,4 +1,4 @@
-//! The properties of the formal environment (`formal/sbrp_pb_formal.sv`):
+//! The properties of the formal environment (`constraints/formal/sbrp_pb_formal.sv`):
 //! which checks and environment each run enables, which engine proves it,
 //! and the deliberately broken variant (a mutation of the generated RTL, or
 //! a broken environment) that must fail it.

@@ -1,6 +1,6 @@
 //! Formal proofs: the generated unit inside the port-level environment
-//! (`formal/sbrp_pb_formal.sv`), turned into an AIGER model by Yosys
-//! (`formal/prove.ys`) and decided by yosys-abc (`pdr` for full proofs,
+//! (`constraints/formal/sbrp_pb_formal.sv`), turned into an AIGER model by Yosys
+//! (`constraints/formal/prove.ys`) and decided by yosys-abc (`pdr` for full proofs,
 //! `bmc3` for bounded ones and for covers), on the real RTL and on broken
 //! variants. A proof that fails is a result ([`ProofRun::as_expected`]);
 //! only a tool run that fails for another reason is an error.

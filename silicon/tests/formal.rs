@@ -1,5 +1,5 @@
 //! Formal proofs of the persist buffer unit on the real generated RTL
-//! (silicon/formal/sbrp_pb_formal.sv, `sbrp prove`): each property holds on
+//! (constraints/formal/sbrp_pb_formal.sv, `sbrp prove`): each property holds on
 //! the RTL and fails on its deliberately broken variant (`PROPERTIES`);
 //! each cover is reached.
 //!
