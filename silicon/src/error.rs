@@ -52,6 +52,9 @@ pub enum SiliconError {
         what: String,
         error: PatchError,
     },
+    /// The Verilog file given to prove cannot be read or has no `sbrp_pb`.
+    #[error("--rtl {}: {reason}", path.display())]
+    RtlFile { path: PathBuf, reason: String },
     /// No property of that name.
     #[error("unknown property {name}: one of {known}")]
     UnknownProperty { name: String, known: String },
@@ -68,7 +71,9 @@ impl SiliconError {
     /// opposed to the environment.
     pub fn is_usage(&self) -> bool {
         match self {
-            SiliconError::Params { .. } | SiliconError::UnknownProperty { .. } => true,
+            SiliconError::Params { .. }
+            | SiliconError::UnknownProperty { .. }
+            | SiliconError::RtlFile { .. } => true,
             SiliconError::AreaFlow { error, .. } => error.is_usage(),
             _ => false,
         }

@@ -45,7 +45,9 @@ pub use error::SiliconError;
 pub use fo4::{measure_fo4, Fo4};
 pub use memories::MemoryPorts;
 pub use netlist::ModuleArea;
-pub use properties::{property, Breakage, BrokenVariant, Engine, Property, BMC_DEPTH, PROPERTIES};
+pub use properties::{
+    deep_depth, property, Breakage, BrokenVariant, Engine, Property, BMC_DEPTH, PROPERTIES,
+};
 pub use prove::{
     fair_bounds, format_proof_failures, format_proofs, prove, prove_params, run_proofs, FairBounds,
     ProofRun, ProveOptions, ProveReport, Verdict,
