@@ -23,6 +23,7 @@
 
 mod area;
 mod config;
+mod equiv;
 mod error;
 mod fo4;
 mod liberty;
@@ -41,6 +42,7 @@ pub use area::{
     block_of, run_area_flow, run_area_flow_on, AreaReport, BlockArea, BLOCKS, FLOW_FILES,
 };
 pub use config::PAPER_CLOCK_MHZ;
+pub use equiv::{equivalence, Equivalence};
 pub use error::SiliconError;
 pub use fo4::{measure_fo4, Fo4};
 pub use memories::MemoryPorts;

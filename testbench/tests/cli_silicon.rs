@@ -254,3 +254,52 @@ fn prove_rtl_exit_codes() {
         "{stdout}"
     );
 }
+
+/// `sbrp mutate`: bad requests exit 2 before anything runs; a small
+/// campaign (3 mutants, litmus and fuzz only) prints one line per mutant and
+/// the kill counts per check. Every mutant is accounted for: killed,
+/// stillborn or a classified survivor.
+#[test]
+fn mutate_runs_a_small_campaign() {
+    let o = sbrp(&["mutate", "--count", "0"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = sbrp(&["mutate", "--checks", "litmus,nonsense"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nonsense"), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let o = sbrp(
+        &[
+            "mutate",
+            "--count",
+            "3",
+            "--checks",
+            "litmus,fuzz",
+            "--fuzz-cycles",
+            "20000",
+            "--equiv-seconds",
+            "20",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(1)),
+        "{stdout}\n{}",
+        stderr(&o)
+    );
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with('m')).collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    for l in &lines {
+        assert!(
+            l.contains("killed by") || l.contains("stillborn") || l.contains("SURVIVED"),
+            "{l}"
+        );
+    }
+    assert!(
+        stdout.contains("3 mutants: ") && stdout.contains("  litmus  killed "),
+        "{stdout}"
+    );
+    assert!(dir.path().join("m000/sbrp_pb.v").is_file());
+}

@@ -11,6 +11,7 @@ mod args;
 mod bench_gpu;
 mod bench_unit;
 mod cosim;
+mod mutate;
 mod prove;
 mod run;
 mod verilog;
@@ -75,6 +76,10 @@ enum Cmd {
     /// preset or configuration: cycles, misses, traffic, flushes, stalls.
     #[command(after_help = EXIT_CODES)]
     Run(run::RunArgs),
+    /// Mutation campaign: automatic single-site mutants of the generated
+    /// Verilog through lockstep suites and proofs, kill counts per check.
+    #[command(after_help = EXIT_CODES)]
+    Mutate(mutate::MutateArgs),
 }
 
 /// What a command found: every check passed, or one failed (exit 1).
@@ -114,6 +119,7 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => apps::bench(a),
         Cmd::Suite(a) => apps::suite(a),
         Cmd::BenchGpu(a) => bench_gpu::run(a),
+        Cmd::Mutate(a) => mutate::run(a),
     };
     match r {
         Ok(Verdict::Pass) => ExitCode::SUCCESS,
