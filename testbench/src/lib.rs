@@ -9,6 +9,7 @@ pub mod error;
 pub mod gpu_run;
 pub mod litmus;
 pub mod lockstep;
+pub mod mutate;
 pub mod speed;
 pub mod suite;
 pub mod suites;

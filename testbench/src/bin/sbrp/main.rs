@@ -13,6 +13,7 @@ mod bench_unit;
 mod check;
 mod cosim;
 mod crash;
+mod mutate;
 mod prove;
 mod run;
 mod verilog;
@@ -87,6 +88,10 @@ enum Cmd {
     /// persistency checker, and recovery kernels run on the GPU model.
     #[command(after_help = EXIT_CODES)]
     Crash(crash::CrashArgs),
+    /// Mutation campaign: automatic single-site mutants of the generated
+    /// Verilog through lockstep suites and proofs, kill counts per check.
+    #[command(after_help = EXIT_CODES)]
+    Mutate(mutate::MutateArgs),
 }
 
 /// What a command found: every check passed, or one failed (exit 1).
@@ -128,6 +133,7 @@ fn main() -> ExitCode {
         Cmd::BenchGpu(a) => bench_gpu::run(a),
         Cmd::Check(a) => check::run(a),
         Cmd::Crash(a) => crash::run(a),
+        Cmd::Mutate(a) => mutate::run(a),
     };
     match r {
         Ok(Verdict::Pass) => ExitCode::SUCCESS,
