@@ -133,7 +133,8 @@ fn eviction_trace_fails_when_evictions_ignore_ordering() {
         "{f:?}"
     );
     assert!(
-        f.iter().any(|m| m.contains("intra-thread order across oFence")),
+        f.iter()
+            .any(|m| m.contains("intra-thread order across oFence")),
         "{f:?}"
     );
 }
