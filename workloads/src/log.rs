@@ -93,7 +93,7 @@ impl ConvLog {
     pub fn check_shape(&self, img: &PmImage, entry: u64, what: &str) -> Result<(), String> {
         let h0 = self.head(0);
         for (&a, &v) in img.words.range(h0..self.head(self.parts)) {
-            if (a - h0) % 8 != 0 {
+            if !(a - h0).is_multiple_of(8) {
                 continue;
             }
             let p = (a - h0) / 8;

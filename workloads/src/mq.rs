@@ -343,7 +343,7 @@ impl Mq {
             let a = self.slot_addr(q, lo);
             let end = a + 4 * (hi - lo) as u64;
             for (&addr, &got) in img.words.range(a..end) {
-                if (addr - a) % 4 != 0 {
+                if !(addr - a).is_multiple_of(4) {
                     continue;
                 }
                 let j = lo - s + ((addr - a) / 4) as u32;

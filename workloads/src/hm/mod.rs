@@ -51,6 +51,7 @@
 //!   4. while it is inactive, the map is all old (before `logHashMap`) or all
 //!      new: `logHashMap`'s dFence and kernel end before compaction, phase
 //!      2's dFence and kernel end before `clearLog1`.
+//!
 //!   After recovery (every partition cleared, the metadata log still
 //!   active) clause 3 holds only if the whole map is back to its old words:
 //!   the batch undone as a whole.
@@ -252,7 +253,7 @@ impl Hm {
         let mut w = vec![[0; 2]; self.slots as usize];
         let m = self.lay.map;
         for (&a, &v) in img.words.range(m..self.lay.slot(self.slots)) {
-            if (a - m) % 4 == 0 {
+            if (a - m).is_multiple_of(4) {
                 w[((a - m) / 8) as usize][((a - m) % 8 / 4) as usize] = v;
             }
         }
@@ -347,7 +348,7 @@ impl App for Hm {
         let mut logged = vec![false; self.slots as usize];
         for (&a, _) in image.words.range(log.head(0)..log.head(self.slots)) {
             let p = (a - log.head(0)) / 8;
-            if (a - log.head(0)) % 8 != 0 {
+            if !(a - log.head(0)).is_multiple_of(8) {
                 continue;
             }
             if let Some(e) = self.node_entry(image, p) {

@@ -269,7 +269,7 @@ impl Srad {
             if x > u32::MAX as u64 {
                 return Err(format!("word {a:#x} = {x:#x} is not an f32"));
             }
-            if (a - base) % 4 == 0 {
+            if (a - base).is_multiple_of(4) {
                 v[((a - base) / 4) as usize] = Some(f32::from_bits(x as u32));
             }
         }
