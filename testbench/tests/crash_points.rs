@@ -341,16 +341,24 @@ fn table(apps: Vec<Box<dyn App>>, how: Sweep) {
         },
     ];
     correct.extend(faults());
+    let mut bad = vec![];
     for a in &apps {
         for s in &correct {
             let t = sweep(a.as_ref(), *s, how);
-            eprintln!("{}", row(a.name(), s, &t));
-            if s.fault == Fault::None {
-                assert!(!t.failed(), "{}", row(a.name(), s, &t));
+            let line = row(a.name(), s, &t);
+            eprintln!("{line}");
+            // The variant is a program bug: its correct runs may fail.
+            if s.fault == Fault::None && t.failed() && !a.name().contains("block-final") {
+                bad.push(line);
             }
         }
     }
     eprintln!("({:.1} s)", t0.elapsed().as_secs_f64());
+    assert!(
+        bad.is_empty(),
+        "correct runs broke an invariant:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]

@@ -35,7 +35,10 @@
 //!      them, not one: the dFence after each loc store and the insert
 //!      kernel's end before `invalidateLog` clears partition 0. That no
 //!      entry exists before the batch: `logDummy`'s kernel ends before the
-//!      insert kernel.
+//!      insert kernel. The final signature is any of those stored in the
+//!      slot's last writing iteration (`sim::Batch::last_sigs`): groups of
+//!      one iteration race for a slot, and the GPU model may order their
+//!      stores unlike `sim`'s race resolution, which the program follows.
 //!
 //!   Signatures are stored before logging (the artifact's order), so a
 //!   signature may be new in a slot no entry covers; recovery cannot undo
@@ -298,10 +301,14 @@ impl App for Gpkvs {
             let (s, l) = at(slot);
             let (bucket, lane) = (slot / 4, slot % 4);
             if committed {
-                if s != sig as u64 || l != loc as u64 {
+                // A signature of the slot's last writing iteration: the one
+                // the program follows ({sig}) or one that raced with it.
+                let last = &b.last_sigs[&slot];
+                if !last.contains(&(s as u32)) || l != loc as u64 {
                     return Err(format!(
                         "gpkvs: bucket {bucket} slot {lane} holds ({s}, {l}) with the batch \
-                         committed, not the batch's ({sig}, {loc}) (a value lost)"
+                         committed, not the batch's ({sig}, {loc}) (a value lost; final \
+                         signatures {last:?})"
                     ));
                 }
                 continue;
