@@ -13,7 +13,7 @@ echo "== sbrp verilog (default parameters)"
 $sbrp verilog --out out
 
 echo "== verilator --lint-only -Wall"
-verilator --lint-only -Wall hdl/verilator_waivers.vlt out/sbrp_pb.v --top-module sbrp_pb
+verilator --lint-only -Wall constraints/lint/verilator_waivers.vlt out/sbrp_pb.v --top-module sbrp_pb
 echo "lint: clean"
 
 echo "== yosys synth (generic gates)"

@@ -220,6 +220,20 @@ pub struct PmConfig {
     pub latency: u32,
     /// Writes a PM controller's write-pending queue holds (the ADR domain) [A: queue 64].
     pub queue: u32,
+    /// PM-far: the host NVM is `channels` independent devices (address-
+    /// interleaved, each with its bandwidth share and a queue of `queue`)
+    /// behind the host's on-chip fabric: a write reaches its channel's queue
+    /// after the ring hops from the PCIe root to the channel and the
+    /// channel's ingress (its share of `read_bandwidth`), so one SM's writes
+    /// can become durable out of issue order, as on a multi-channel host
+    /// [D: `docs/model-memory.md` §6.1]. PM-near's channels already are
+    /// independent: no effect there.
+    pub reorder: bool,
+    /// With `reorder`: cycles per hop of the host's ring between the PCIe
+    /// root (at channel 0's stop) and a channel's stop (`channels` stops,
+    /// shortest way). One ring clock per hop at 3 GHz: 1365 / 3000 = 0.455
+    /// [D: `docs/model-params.md`, `pm.fabric_hop`].
+    pub fabric_hop: f64,
 }
 
 impl Default for PmConfig {
@@ -232,6 +246,8 @@ impl Default for PmConfig {
             write_bandwidth: 42.0,
             latency: 300,
             queue: 64,
+            reorder: false,
+            fabric_hop: 0.455,
         }
     }
 }
@@ -592,6 +608,14 @@ impl GpuConfig {
             if !(v.is_finite() && v > 0.0) {
                 return Err(invalid(key, v, "must be a finite number of GB/s above 0"));
             }
+        }
+        let hop = self.pm.fabric_hop;
+        if !(hop.is_finite() && hop >= 0.0) {
+            return Err(invalid(
+                "pm.fabric_hop",
+                hop,
+                "must be a finite number of cycles, 0 or more",
+            ));
         }
         // The PB's warp bitmask and the artifact's `WARPS_PER_SM` are 64 wide.
         if self.core.warps_per_sm > 64 {

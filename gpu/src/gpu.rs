@@ -350,11 +350,24 @@ impl Gpu {
         let sm = &mut self.sms[s];
         let c = sm.launch(code, kinfo.block, regs, kinfo.smem, now);
         if sm.rec.is_some() {
-            for &w in &sm.ctas[c].warps {
-                seen.push(WarpId {
+            for i in 0..sm.ctas[c].warps.len() {
+                let w = sm.ctas[c].warps[i];
+                let warp = WarpId {
                     sm: s as u32,
                     warp: w as u32,
-                });
+                };
+                seen.push(warp);
+                let inst = sm.warps[w].inst;
+                if let Some(r) = &mut sm.rec {
+                    r.push(Event::WarpStart {
+                        warp,
+                        inst,
+                        kernel: k as u32,
+                        cta,
+                        cta_warp: i as u32,
+                        cycle: now,
+                    });
+                }
             }
         }
         sm.draining = false;
@@ -422,14 +435,5 @@ impl Gpu {
 }
 
 fn event_cycle(e: &Event) -> u64 {
-    match e {
-        Event::Persist { cycle, .. }
-        | Event::Ordering { cycle, .. }
-        | Event::Match { cycle, .. }
-        | Event::Flush { cycle, .. }
-        | Event::Durable { cycle, .. }
-        | Event::StallBegin { cycle, .. }
-        | Event::StallEnd { cycle, .. }
-        | Event::Load { cycle, .. } => *cycle,
-    }
+    e.cycle()
 }

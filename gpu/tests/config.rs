@@ -389,6 +389,42 @@ fn set_changes_nested_keys() {
     assert_eq!(c, want);
 }
 
+/// `pm.reorder` (`docs/model-memory.md` §6.1): off by default and in every
+/// preset, settable from a file and by `--set`, valid on both places.
+#[test]
+fn pm_reorder_is_off_by_default_and_settable() {
+    for (name, _) in presets() {
+        assert!(!get(name).pm.reorder, "{name}");
+    }
+    let c = GpuConfig::from_toml_str("[pm]\nplace = \"far\"\nreorder = true\n", "r.toml").unwrap();
+    assert!(c.pm.reorder);
+    c.validate().unwrap();
+    let mut c = get("sbrp-far");
+    c.set("pm.reorder", "true").unwrap();
+    assert!(c.pm.reorder);
+    c.validate().unwrap();
+    // Near already reorders across its channels: accepted, no effect.
+    let mut n = GpuConfig::default();
+    n.set_arg("pm.reorder=true").unwrap();
+    n.validate().unwrap();
+    let e = n.set("pm.reorder", "yes").unwrap_err();
+    assert_eq!(e.key(), Some("pm.reorder"));
+    assert!(e.to_string().contains("true or false"), "{e}");
+    assert!(GpuConfig::from_toml_str("[pm]\nreorder = 1\n", "r.toml").is_err());
+    // Its host ring's hop latency: one ring clock at 3 GHz in core cycles,
+    // settable, 0 or more and finite.
+    let mut c = get("sbrp-far");
+    assert_eq!(c.pm.fabric_hop, 0.455);
+    c.set_arg("pm.fabric_hop=0").unwrap();
+    c.validate().unwrap();
+    for bad in ["-0.5", "inf", "nan"] {
+        let mut c = get("sbrp-far");
+        c.set("pm.fabric_hop", bad).unwrap();
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.key(), Some("pm.fabric_hop"), "{bad}: {e}");
+    }
+}
+
 #[test]
 fn set_refuses_unknown_keys_with_a_suggestion() {
     let mut c = GpuConfig::default();

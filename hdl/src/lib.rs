@@ -38,7 +38,7 @@ pub const TOP_MODULE: &str = "sbrp_pb";
 /// Verilator configuration (`.vlt`) that waives the lint warnings rust-hdl's
 /// output is known to raise (each one justified in the file). Give it to
 /// every Verilator run on the generated Verilog, written as `sbrp_pb.v`.
-pub const VERILATOR_WAIVERS: &str = include_str!("../verilator_waivers.vlt");
+pub const VERILATOR_WAIVERS: &str = include_str!("../../constraints/lint/verilator_waivers.vlt");
 
 /// Errors of the generator.
 #[derive(Debug, thiserror::Error)]

@@ -1,5 +1,5 @@
 //! The generated Verilog passes Verilator's lint (`-Wall`, with the waivers of
-//! `hdl/verilator_waivers.vlt`) and yosys' generic synthesis with
+//! `constraints/lint/verilator_waivers.vlt`) and yosys' generic synthesis with
 //! `check -assert`, for entries {16, 64, 256, 512} x warps {32, 64}
 //! (lines = max(512, entries)).
 //!

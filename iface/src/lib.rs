@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+pub mod contract;
 pub mod driver;
 pub mod ports;
 pub mod stimulus;

@@ -1,6 +1,6 @@
 //! The area and timing flow of one configuration: Yosys synthesis onto the
-//! standard cells (`flow/synth_area.ys`), fan-out repair, area per block,
-//! then OpenSTA (`flow/sta_timing.tcl`, `flow/sbrp_pb.sdc`).
+//! standard cells (`constraints/synth/synth_area.ys`), fan-out repair, area per block,
+//! then OpenSTA (`constraints/timing/sta_timing.tcl`, `constraints/timing/sbrp_pb.sdc`).
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,24 +1,26 @@
-//! Configuration of the flow: the library and options of `flow/synth.conf`,
-//! and the scripts and constraints compiled into the crate (so the flow
-//! works from any directory).
+//! Configuration of the flow: the library and options of
+//! `constraints/synth/synth.conf`, and the scripts and constraints of the
+//! repository's `constraints/` folder compiled into the crate (so the flow
+//! works from any directory; `constraints/README.md` says which command
+//! reads which).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::error::{Result, SiliconError};
 
-pub(crate) const SYNTH_YS: &str = include_str!("../flow/synth_area.ys");
-pub(crate) const ABC_SCRIPT: &str = include_str!("../flow/abc_delay.abc");
-pub(crate) const STA_TCL: &str = include_str!("../flow/sta_timing.tcl");
-pub(crate) const SDC: &str = include_str!("../flow/sbrp_pb.sdc");
-pub(crate) const SYNTH_CONF: &str = include_str!("../flow/synth.conf");
-pub(crate) const FORMAL_WRAPPER: &str = include_str!("../formal/sbrp_pb_formal.sv");
-pub(crate) const PROVE_YS: &str = include_str!("../formal/prove.ys");
+pub(crate) const SYNTH_YS: &str = include_str!("../../constraints/synth/synth_area.ys");
+pub(crate) const ABC_SCRIPT: &str = include_str!("../../constraints/synth/abc_delay.abc");
+pub(crate) const STA_TCL: &str = include_str!("../../constraints/timing/sta_timing.tcl");
+pub(crate) const SDC: &str = include_str!("../../constraints/timing/sbrp_pb.sdc");
+pub(crate) const SYNTH_CONF: &str = include_str!("../../constraints/synth/synth.conf");
+pub(crate) const FORMAL_WRAPPER: &str = include_str!("../../constraints/formal/sbrp_pb_formal.sv");
+pub(crate) const PROVE_YS: &str = include_str!("../../constraints/formal/prove.ys");
 
 /// The paper's SM clock (SBRP, Table 1).
 pub const PAPER_CLOCK_MHZ: f64 = 1365.0;
 
-/// Library and options of the flow (`flow/synth.conf`).
+/// Library and options of the flow (`constraints/synth/synth.conf`).
 #[derive(Clone, Debug)]
 pub struct SynthConf {
     pub liberty: PathBuf,
@@ -37,7 +39,7 @@ pub struct SynthConf {
 }
 
 impl SynthConf {
-    /// The built-in `flow/synth.conf`, with `SBRP_LIBERTY` applied.
+    /// The built-in `constraints/synth/synth.conf`, with `SBRP_LIBERTY` applied.
     pub fn load() -> Result<SynthConf> {
         let mut c = SynthConf::parse(SYNTH_CONF)?;
         if let Some(l) = std::env::var_os("SBRP_LIBERTY") {

@@ -27,7 +27,7 @@ pub enum SiliconError {
     /// The RTL generator refused allowed parameters (no instance for them).
     #[error("the RTL generator (sbrp-hdl) has no instance for {tag}: {reason}")]
     Generate { tag: String, reason: String },
-    /// The built-in flow configuration (`flow/synth.conf`) is malformed.
+    /// The built-in flow configuration (`constraints/synth/synth.conf`) is malformed.
     #[error("synth.conf: {0}")]
     Config(String),
     /// The standard-cell library is missing.
@@ -52,6 +52,9 @@ pub enum SiliconError {
         what: String,
         error: PatchError,
     },
+    /// The Verilog file given to prove cannot be read or has no `sbrp_pb`.
+    #[error("--rtl {}: {reason}", path.display())]
+    RtlFile { path: PathBuf, reason: String },
     /// No property of that name.
     #[error("unknown property {name}: one of {known}")]
     UnknownProperty { name: String, known: String },
@@ -68,7 +71,9 @@ impl SiliconError {
     /// opposed to the environment.
     pub fn is_usage(&self) -> bool {
         match self {
-            SiliconError::Params { .. } | SiliconError::UnknownProperty { .. } => true,
+            SiliconError::Params { .. }
+            | SiliconError::UnknownProperty { .. }
+            | SiliconError::RtlFile { .. } => true,
             SiliconError::AreaFlow { error, .. } => error.is_usage(),
             _ => false,
         }

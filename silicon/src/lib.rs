@@ -1,9 +1,9 @@
 //! Silicon flow of the SBRP persist buffer unit.
 //!
 //! * Area and timing ([`area`], [`sweep`]): the generated Verilog
-//!   synthesized by Yosys onto a standard-cell library (`flow/synth.conf`,
-//!   `flow/synth_area.ys`, `flow/abc_delay.abc`), nets of high fan-out split
-//!   into buffer trees, OpenSTA (`flow/sta_timing.tcl`, `flow/sbrp_pb.sdc`);
+//!   synthesized by Yosys onto a standard-cell library (`constraints/synth/synth.conf`,
+//!   `constraints/synth/synth_area.ys`, `constraints/synth/abc_delay.abc`), nets of high fan-out split
+//!   into buffer trees, OpenSTA (`constraints/timing/sta_timing.tcl`, `constraints/timing/sbrp_pb.sdc`);
 //!   reported as cells, area per stored bit and per block (the `pb_*`
 //!   memories and the rest), flip-flop bits against the spec's storage
 //!   table, the library's FO4 measured on an inverter chain ([`measure_fo4`]),
@@ -11,8 +11,8 @@
 //!   highest clock ([`AreaReport`], [`format_report`], [`format_sweep`],
 //!   [`format_csv`]).
 //! * Formal proofs ([`prove`]): the port-level environment
-//!   `formal/sbrp_pb_formal.sv` around the unit, turned into AIGER by Yosys
-//!   (`formal/prove.ys`) and decided by yosys-abc (PDR or BMC) on the real
+//!   `constraints/formal/sbrp_pb_formal.sv` around the unit, turned into AIGER by Yosys
+//!   (`constraints/formal/prove.ys`) and decided by yosys-abc (PDR or BMC) on the real
 //!   RTL and on deliberately broken variants ([`ProveReport`], [`format_proofs`]).
 //!
 //! The scripts are compiled in (`include_str!`), so the flow works from any
@@ -23,6 +23,7 @@
 
 mod area;
 mod config;
+mod equiv;
 mod error;
 mod fo4;
 mod liberty;
@@ -41,11 +42,14 @@ pub use area::{
     block_of, run_area_flow, run_area_flow_on, AreaReport, BlockArea, BLOCKS, FLOW_FILES,
 };
 pub use config::PAPER_CLOCK_MHZ;
+pub use equiv::{equivalence, Equivalence};
 pub use error::SiliconError;
 pub use fo4::{measure_fo4, Fo4};
 pub use memories::MemoryPorts;
 pub use netlist::ModuleArea;
-pub use properties::{property, Breakage, BrokenVariant, Engine, Property, BMC_DEPTH, PROPERTIES};
+pub use properties::{
+    deep_depth, property, Breakage, BrokenVariant, Engine, Property, BMC_DEPTH, PROPERTIES,
+};
 pub use prove::{
     fair_bounds, format_proof_failures, format_proofs, prove, prove_params, run_proofs, FairBounds,
     ProofRun, ProveOptions, ProveReport, Verdict,

@@ -1,5 +1,5 @@
 //! The memory arrays of the unit as Yosys infers them before mapping them
-//! to flip-flops (`$mem_v2` cells, dumped by `flow/synth_area.ys` into
+//! to flip-flops (`$mem_v2` cells, dumped by `constraints/synth/synth_area.ys` into
 //! `memories.txt`): words, bits, read and write ports, synchronous or
 //! asynchronous reads. Read ports are what a flop array pays for in read
 //! multiplexers, and what an SRAM macro must offer.

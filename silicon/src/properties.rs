@@ -1,7 +1,10 @@
-//! The properties of the formal environment (`formal/sbrp_pb_formal.sv`):
+//! The properties of the formal environment (`constraints/formal/sbrp_pb_formal.sv`):
 //! which checks and environment each run enables, which engine proves it,
-//! and the deliberately broken variant (a mutation of the generated RTL, or
-//! a broken environment) that must fail it.
+//! and the deliberately broken variants (mutations of the generated RTL, or
+//! a broken environment) that must fail it. Until a property is proved for
+//! every depth, the deep search (`sbrp prove --deep`) runs its BMC to at
+//! least 2N + 10 cycles ([`deep_depth`]), where the PB has filled and
+//! wrapped, and adds the broken variants whose counterexamples lie there.
 
 use sbrp_tools::VerilogPatch;
 
@@ -49,6 +52,9 @@ pub struct BrokenVariant {
     /// `within + 1` frames (0..=within); a real BMC run must search at
     /// least as deep, or a pass could be too shallow to see the bug.
     pub within: u32,
+    /// Run only by the deep search: its counterexample lies beyond the
+    /// default depth of the real run (the deep real run reaches it).
+    pub deep: bool,
 }
 
 /// One property of the formal environment.
@@ -61,7 +67,8 @@ pub struct Property {
     pub engine: Engine,
     /// A cover: the run succeeds when BMC reaches the condition.
     pub cover: bool,
-    pub broken: Option<BrokenVariant>,
+    /// The broken variants (none for a cover).
+    pub broken: &'static [BrokenVariant],
 }
 
 const fn prop(
@@ -69,7 +76,7 @@ const fn prop(
     defines: &'static [&'static str],
     engine: Engine,
     what: &'static str,
-    broken: BrokenVariant,
+    broken: &'static [BrokenVariant],
 ) -> Property {
     Property {
         name,
@@ -77,7 +84,7 @@ const fn prop(
         what,
         engine,
         cover: false,
-        broken: Some(broken),
+        broken,
     }
 }
 
@@ -102,24 +109,25 @@ const fn cover_with(
         what,
         engine,
         cover: true,
-        broken: None,
+        broken: &[],
     }
 }
 
 /// The properties, in the order `sbrp prove` runs them.
 pub const PROPERTIES: &[Property] = &PROPS;
 
-const PROPS: [Property; 15] = [
+const PROPS: [Property; 17] = [
     prop(
         "actr",
         &["CHECK_ACTR"],
         Engine::Bmc(BMC_DEPTH),
         "ACTR accounting: with legal acks (only flushes taken and not yet acknowledged, tagged with their epoch), obs_actr = flushes queued + taken and unacknowledged + acks registered, the queued ones 0 exactly when flush_valid is 0 and at most F = 4; error bit 0 never set (hence each epoch's counter covers its unacknowledged flushes)",
-        BrokenVariant {
+        &[BrokenVariant {
             what: "environment acks flushes that were never taken",
             breakage: Breakage::Env(&["ENV_ACK_FREE"]),
             within: 3,
-        },
+            deep: false,
+        }],
     ),
     prop(
         "handshake",
@@ -128,70 +136,114 @@ const PROPS: [Property; 15] = [
         // 16 entries / 4 warps and at 32 / 8).
         Engine::Pdr,
         "one response per taken request exactly three cycles later with its warp (replay for a warp >= W, rsp_idx 0 but for stores, all 0 when not valid); the flush at the FIFO head holds still while flush_valid && !flush_ready; req_ready 0 exactly in a reset cycle (the cycle after rst) and the cycle after it",
-        BrokenVariant {
+        &[BrokenVariant {
             what: "flush FIFO pops without flush_ready",
             breakage: Breakage::Rtl(VerilogPatch::once(
                 "wire take = flush_ready;",
                 "wire take = 1'b1;",
             )),
             within: 8,
-        },
+            deep: false,
+        }],
     ),
     prop(
         "lost",
         &["CHECK_LOST"],
         Engine::Bmc(BMC_DEPTH),
         "no lost persist: a store to line l performed or coalesced is followed by a flush of l taken in a later cycle, before idle and before the PB and the flush FIFO are both empty (free hooks)",
-        BrokenVariant {
+        &[BrokenVariant {
+            what: "the head pops a persist as if it were a hole (the persist is dropped)",
+            breakage: Breakage::Rtl(VerilogPatch::once(
+                "wire a_pop = ~empty_w & (h_type == 3'd0);",
+                "wire a_pop = ~empty_w & (h_type <= 3'd1);",
+            )),
+            within: 12,
+            deep: false,
+        }, BrokenVariant {
             what: "busy ignores the head flush of the same cycle (a store coalesces into a leaving entry)",
             breakage: Breakage::Rtl(VerilogPatch::once(
                 "wire busy = fifo_has | (ha_flush & (h_line == r2_line));",
                 "wire busy = fifo_has;",
             )),
-            within: 13,
-        },
+            // 13 before requirement 6; 118 s of BMC at 16 entries
+            within: 16,
+            deep: true,
+        }],
     ),
     prop(
         "pmo",
         &["ENV_HOOKS_EXACT", "CHECK_PMO"],
-        Engine::Bmc(BMC_DEPTH),
+        // S1, O and S2 of one warp are at least 4 cycles apart under
+        // requirement 6: the broken variant fails at frame 15 (9 before).
+        Engine::Bmc(16),
         "per-warp persist order: for any warp w, store S1 of w, later ordering op of w, later store S2 of w, no flush of S2's line with w's bit is offered before the flush carrying S1 has been acknowledged (legal acks in any order, hooks follow the responses)",
-        BrokenVariant {
+        &[BrokenVariant {
             what: "head flush without the FSM gate",
             breakage: Breakage::Rtl(VerilogPatch::once(
                 "{n1_t == 3'd1, n0_t == 3'd1} & ~{hf1_n, hf0_n}",
                 "{n1_t == 3'd1, n0_t == 3'd1}",
             )),
-            within: 9,
-        },
+            within: 15,
+            deep: false,
+        }],
     ),
     prop(
         "durable",
         &["CHECK_DURABLE"],
         Engine::Bmc(BMC_DEPTH),
         "durability: a dFence or device pRel of w taken after a store S of w sets w's stall with its response, and when that stall falls S's flush has been taken and acknowledged",
-        BrokenVariant {
+        &[BrokenVariant {
             what: "dFence / device pRel retire without joining the epoch's EDM",
             breakage: Breakage::Rtl(VerilogPatch::once(
                 "edm_add = (f_retire & t_edm) ?",
                 "edm_add = (1'b0) ?",
             )),
-            within: 8,
-        },
+            within: 11,
+            deep: false,
+        }],
     ),
     prop(
         "coalesce",
         &["CHECK_COALESCE"],
-        Engine::Bmc(BMC_DEPTH),
+        // The broken variant fails at frame 18 under requirement 6 (12 before).
+        Engine::Bmc(19),
         "coalescing rule: after a store of w got entry k and a later ordering op of w was taken, no store of w coalesces into k until k is allocated again (free hooks)",
-        BrokenVariant {
+        &[BrokenVariant {
             what: "coalescing ignores the warp's younger ordering entry",
             breakage: Breakage::Rtl(VerilogPatch::once(
                 "wire younger = yq_valid & k_older_y;",
                 "wire younger = 1'b0;",
             )),
-            within: 12,
-        },
+            within: 18,
+            deep: false,
+        }, BrokenVariant {
+            what: "the age compare k_older_y inverted on its wrap branch (>= head becomes < head; review of v2)",
+            breakage: Breakage::Rtl(VerilogPatch::once(
+                "? (r2_pbidx < yq_idx) : (r2_pbidx >= head));",
+                "? (r2_pbidx < yq_idx) : (r2_pbidx < head));",
+            )),
+            // needs the PB to wrap: frame 26 (235 s of BMC at 16 entries; 23
+            // before requirement 6, per the review)
+            within: KW_WITHIN,
+            deep: true,
+        }],
+    ),
+    prop(
+        "xblock",
+        &["ENV_HOOKS_EXACT", "CHECK_XBLOCK"],
+        // The broken variant fails at frame 19 (S1, R, Q, S2 each one
+        // response apart); 20 frames take 28 s.
+        Engine::Bmc(20),
+        "cross-warp block-scope order: store S1 of warp a, then a's pRel block R, then a pAcq block Q of another warp b taken after R's response (b saw the flag), then a store S2 of b: no flush of S2's line with b's bit is offered before the flush carrying S1 has been acknowledged (exact hooks, legal acks)",
+        &[BrokenVariant {
+            what: "a retiring pAcq block does not join its warps to FSM",
+            breakage: Breakage::Rtl(VerilogPatch::once(
+                "always @(*) fsm_add = f_retire ? h_warps",
+                "always @(*) fsm_add = (f_retire & (h_type != 3'd4)) ? h_warps",
+            )),
+            within: 19,
+            deep: false,
+        }],
     ),
     prop(
         "release",
@@ -201,14 +253,15 @@ const PROPS: [Property; 15] = [
         // before it; depth 27 took 263 s with no counterexample.
         Engine::Bmc(24),
         "bounded release: under a fair environment with arbitrary traffic (each taken flush acked within LACK = 3 cycles, flush_ready at least every R = 2 cycles), a warp whose dFence / device pRel retired stays in EDM (on its epoch) at most B + 1 = LACK + 4R + 3 cycles",
-        BrokenVariant {
+        &[BrokenVariant {
             what: "v1's global release: the oldest epoch is released only when ACTR is 0",
             breakage: Breakage::Rtl(VerilogPatch::once(
                 "wire rel = old_z & (ep_old != ep_cur);",
                 "wire rel = old_z & (ep_old != ep_cur) & (actr == 0);",
             )),
             within: 22,
-        },
+            deep: false,
+        }],
     ),
     prop(
         "drain",
@@ -219,28 +272,44 @@ const PROPS: [Property; 15] = [
         // still HM + 1 cycles); 27 frames take 3-5 s, 30 about 50 s.
         Engine::Bmc(27),
         "drain at kernel end: drain_all held, no new request, fair acks / ready / inv_done: the head stands still at most HM = 16 cycles while the PB holds entries, the unit is idle at most HI = 16 cycles after the PB is empty, hence idle within BD = (HM + 1) N + HI + 2 cycles of drain_all",
-        BrokenVariant {
+        &[BrokenVariant {
             what: "acks are dropped (ackq_count stays 0)",
             breakage: Breakage::Rtl(VerilogPatch::once(
                 "ackq_count <= ack_count;",
                 "ackq_count <= 3'd0;",
             )),
             within: 24,
-        },
+            deep: false,
+        }],
     ),
-    cover("cover_coalesce", &["COVER_COALESCE"], 14, "a store coalesces"),
-    // Reached at frame N + 7 (23 at 16 entries, 39 at 32; 46 s at 32).
+    // Reached at frame 14, cover_evict_fence at 16, cover_pmo at 15 (one
+    // request per warp in flight, interface requirement 6).
+    cover("cover_coalesce", &["COVER_COALESCE"], 16, "a store coalesces"),
+    // Reached at frame N + 9 (25 at 16 entries).
     cover_with("cover_full", &["COVER_FULL"], Engine::BmcEntriesPlus(10), "the PB is full"),
-    cover("cover_evict_fence", &["COVER_EVICT_FENCE"], 16, "an eviction flush is accepted while another warp is in ODM (its dFence older in the PB)"),
+    cover("cover_evict_fence", &["COVER_EVICT_FENCE"], 18, "an eviction flush is accepted while another warp is in ODM (its dFence older in the PB)"),
     cover("cover_epoch", &["COVER_EPOCH"], 16, "the current epoch reaches 3 (three epochs opened)"),
-    cover("cover_pmo", &["COVER_PMO"], 12, "the PMO witness completes: S1 acked after S2 was taken"),
+    cover("cover_pmo", &["COVER_PMO"], 17, "the PMO witness completes: S1 acked after S2 was taken"),
     cover("cover_edm", &["COVER_EDM"], 10, "a warp enters EDM on an epoch"),
     cover("cover_drain", &["ENV_FAIR", "ENV_DRAIN", "COVER_DRAIN"], 12, "a drain in which a flush was taken reaches idle (its ack came)"),
+    // Reached at frame 19.
+    cover("cover_xblock", &["ENV_HOOKS_EXACT", "COVER_XBLOCK"], 21, "the cross-warp witness completes: S1 acked after b's S2 was taken"),
 ];
 
-/// BMC depth of the real-RTL runs of the default `sbrp prove`: frames
-/// 0..=13, beyond every broken variant's `within` (the deepest, `lost`,
-/// fails at frame 13; `coalesce` at 12 since the registered reset, spec §7).
+/// Frame of the wrap mutant's counterexample (coalesce, deep).
+const KW_WITHIN: u32 = 26;
+
+/// The depth of the deep search's real BMC runs: 2N + 10 cycles, N entries
+/// (42 at 16): the PB fills by frame N + 9, so every run sees it full,
+/// wrapped and refilled.
+pub const fn deep_depth(entries: u32) -> u32 {
+    2 * entries + 10
+}
+
+/// BMC depth of the real-RTL runs of `actr`, `lost` and `durable` in the
+/// default `sbrp prove`: frames 0..=13, beyond their broken variants'
+/// `within` (`lost` fails at frame 12, `durable` at 11); `pmo` and
+/// `coalesce` search one frame beyond their own broken variants.
 pub const BMC_DEPTH: u32 = 14;
 
 /// Looks a property up by name.
@@ -259,35 +328,45 @@ pub fn property(name: &str) -> Result<&'static Property> {
 }
 
 impl Property {
-    /// `verilog` turned into the broken variant's RTL (unchanged for a
+    /// `verilog` turned into broken variant `b`'s RTL (unchanged for a
     /// broken environment).
-    pub fn break_rtl(&self, verilog: &str) -> Result<String> {
-        match self.broken.map(|b| (b, b.breakage)) {
-            Some((b, Breakage::Rtl(patch))) => {
-                patch.apply(verilog).map_err(|error| SiliconError::Patch {
-                    property: self.name.to_string(),
-                    what: b.what.to_string(),
-                    error,
-                })
-            }
-            _ => Ok(verilog.to_string()),
+    pub fn break_rtl(&self, verilog: &str, b: &BrokenVariant) -> Result<String> {
+        match b.breakage {
+            Breakage::Rtl(patch) => patch.apply(verilog).map_err(|error| SiliconError::Patch {
+                property: self.name.to_string(),
+                what: b.what.to_string(),
+                error,
+            }),
+            Breakage::Env(_) => Ok(verilog.to_string()),
         }
     }
 
-    /// The wrapper's defines of a run (with the broken environment's).
-    pub fn run_defines(&self, broken: bool) -> Vec<&'static str> {
+    /// The wrapper's defines of a run (with broken variant `b`'s environment).
+    pub fn run_defines(&self, b: Option<&BrokenVariant>) -> Vec<&'static str> {
         let mut d = self.defines.to_vec();
-        if let (
-            true,
-            Some(BrokenVariant {
-                breakage: Breakage::Env(extra),
-                ..
-            }),
-        ) = (broken, self.broken)
+        if let Some(BrokenVariant {
+            breakage: Breakage::Env(extra),
+            ..
+        }) = b
         {
             d.extend_from_slice(extra);
         }
         d
+    }
+
+    /// The broken variants a run checks: the deep ones only with `deep`.
+    pub fn variants(&self, deep: bool) -> impl Iterator<Item = &'static BrokenVariant> {
+        self.broken.iter().filter(move |b| deep || !b.deep)
+    }
+
+    /// The engine of the real run: the property's own, with the PB's size
+    /// filled in; with `deep`, a BMC run (not a cover's) searches at least
+    /// [`deep_depth`] frames.
+    pub fn real_engine(&self, entries: u32, deep: bool) -> Engine {
+        match self.engine.for_entries(entries) {
+            Engine::Bmc(k) if deep && !self.cover => Engine::Bmc(k.max(deep_depth(entries))),
+            e => e,
+        }
     }
 }
 
@@ -300,18 +379,47 @@ mod tests {
     #[test]
     fn each_real_run_is_as_deep_as_its_broken_variant_fails() {
         for p in PROPERTIES {
-            let Some(b) = p.broken else { continue };
-            // the smallest PB (16 entries) has the shallowest runs
-            if let Engine::Bmc(k) = p.engine.for_entries(16) {
-                assert!(
-                    k > b.within,
-                    "{}: real run to {k} frames (0..={}), broken variant fails at frame {}",
-                    p.name,
-                    k - 1,
-                    b.within
-                );
+            for deep in [false, true] {
+                for b in p.variants(deep) {
+                    // the smallest PB (16 entries) has the shallowest runs
+                    if let Engine::Bmc(k) = p.real_engine(16, deep) {
+                        assert!(
+                            k > b.within,
+                            "{} ({}): real run to {k} frames (0..={}), broken variant {:?} fails at frame {}",
+                            p.name,
+                            if deep { "deep" } else { "default" },
+                            k - 1,
+                            b.what,
+                            b.within
+                        );
+                    }
+                }
             }
         }
+    }
+
+    /// The deep search runs every bounded property to 2N + 10 (42 at 16
+    /// entries) and adds the deep variants; PDR runs and covers keep theirs.
+    #[test]
+    fn the_deep_search_reaches_2n_plus_10() {
+        assert_eq!(deep_depth(16), 42);
+        for p in PROPERTIES {
+            let (def, deep) = (p.real_engine(16, false), p.real_engine(16, true));
+            match (p.cover, def) {
+                (false, Engine::Bmc(k)) => {
+                    assert_eq!(deep, Engine::Bmc(k.max(42)), "{}", p.name)
+                }
+                _ => assert_eq!(deep, def, "{}", p.name),
+            }
+        }
+        let deep_only = |n: &str| {
+            let p = property(n).unwrap();
+            p.variants(true).count() - p.variants(false).count()
+        };
+        assert_eq!(
+            (deep_only("coalesce"), deep_only("lost"), deep_only("pmo")),
+            (1, 1, 0)
+        );
     }
 
     /// The full PB is searched for N + 10 cycles (it is reached at N + 7).
@@ -322,11 +430,11 @@ mod tests {
         assert_eq!(e.for_entries(32), Engine::Bmc(42));
     }
 
-    /// Every property has a broken variant, every cover none.
+    /// Every property has a broken variant run by default, every cover none.
     #[test]
     fn each_property_has_a_broken_variant() {
         for p in PROPERTIES {
-            assert_eq!(p.broken.is_none(), p.cover, "{}", p.name);
+            assert_eq!(p.variants(false).next().is_none(), p.cover, "{}", p.name);
         }
     }
 }

@@ -1,9 +1,11 @@
 //! Formal proofs: the generated unit inside the port-level environment
-//! (`formal/sbrp_pb_formal.sv`), turned into an AIGER model by Yosys
-//! (`formal/prove.ys`) and decided by yosys-abc (`pdr` for full proofs,
+//! (`constraints/formal/sbrp_pb_formal.sv`), turned into an AIGER model by Yosys
+//! (`constraints/formal/prove.ys`) and decided by yosys-abc (`pdr` for full proofs,
 //! `bmc3` for bounded ones and for covers), on the real RTL and on broken
 //! variants. A proof that fails is a result ([`ProofRun::as_expected`]);
-//! only a tool run that fails for another reason is an error.
+//! only a tool run that fails for another reason is an error. The unit is
+//! the generated RTL, or any Verilog file with its ports
+//! ([`ProveOptions::rtl`], `sbrp prove --rtl FILE`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -15,7 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{fill, FORMAL_WRAPPER, PROVE_YS};
 use crate::error::Result;
-use crate::properties::{property, Engine, Property, PROPERTIES};
+use crate::error::SiliconError;
+use crate::properties::{property, BrokenVariant, Engine, Property, PROPERTIES};
 use crate::tools::{generate, require, yosys};
 
 /// How one run ended.
@@ -29,6 +32,9 @@ pub enum Verdict {
     Failed(u32),
     /// PDR gave up (time limit) without a verdict.
     Undecided,
+    /// BMC's time limit stopped it after this many frames, short of its
+    /// depth, without a counterexample: the check was not done.
+    Short(u32),
 }
 
 /// Outcome of one run.
@@ -39,6 +45,9 @@ pub struct ProofRun {
     pub broken: bool,
     /// A cover (expected to be reached).
     pub cover: bool,
+    /// Which broken variant (its description), for a broken run.
+    #[serde(default)]
+    pub variant: Option<String>,
     /// `pdr` or `bmc3 -F k`.
     pub engine: String,
     pub verdict: Verdict,
@@ -80,6 +89,16 @@ pub struct ProveOptions {
     /// its engine; a run PDR leaves undecided within `pdr_seconds` is not
     /// as expected (no proof was obtained).
     pub pdr: bool,
+    /// The deep search: every real BMC run (covers aside) to at least
+    /// 2N + 10 frames (`properties::deep_depth`), and the deep broken
+    /// variants too.
+    pub deep: bool,
+    /// Time limit of one BMC run, seconds (0: none); a run it stops short of
+    /// its depth is [`Verdict::Short`], not as expected.
+    pub bmc_seconds: u32,
+    /// Prove this Verilog file (top module `sbrp_pb` with the ports of the
+    /// parameters) instead of the generated RTL; broken variants patch it.
+    pub rtl: Option<PathBuf>,
 }
 
 /// Every run of one `sbrp prove`.
@@ -183,13 +202,26 @@ fn verdict(text: &str, engine: Engine) -> Verdict {
     }
     match engine {
         Engine::Pdr if text.contains("Property proved") => Verdict::Proved,
-        Engine::Bmc(k) if text.contains("No output asserted") => Verdict::Bounded(k),
+        Engine::Bmc(k) if text.contains("No output asserted") => {
+            // "No output asserted in N frames." (N < k when a limit stopped it)
+            let n = text
+                .split("No output asserted in")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(k);
+            if n >= k {
+                Verdict::Bounded(k)
+            } else {
+                Verdict::Short(n)
+            }
+        }
         _ => Verdict::Undecided,
     }
 }
 
 /// yosys-abc (`SBRP_YOSYS_ABC`, else `yosys-abc` on `PATH`), shipped with Yosys.
-fn yosys_abc() -> Tool {
+pub(crate) fn yosys_abc() -> Tool {
     Tool::from_env(
         "SBRP_YOSYS_ABC",
         "yosys-abc",
@@ -204,29 +236,34 @@ struct Tools {
     abc: Tool,
 }
 
-/// One run: `rtl_broken` picks the broken variant, `broken` whether the run
-/// counts as the broken variant (they differ only when sabotaging); the
-/// engine's choice and PDR's time limit from `opts`.
+/// One run on `base` (the unit's Verilog): `variant` picks a broken
+/// variant, `broken` whether the run counts as one (they differ only when
+/// sabotaging); the engine's choice and the time limits from `opts`.
+#[allow(clippy::too_many_arguments)]
 fn prove_one(
     p: &PbParams,
     prop: &Property,
+    base: &str,
+    variant: Option<(usize, &BrokenVariant)>,
     broken: bool,
-    rtl_broken: bool,
     opts: &ProveOptions,
     dir: &Path,
     tools: &Tools,
 ) -> Result<ProofRun> {
-    let mut v = generate(p)?;
-    if rtl_broken {
-        v = prop.break_rtl(&v)?;
-    }
-    let tag = format!("{}{}", prop.name, if broken { "_broken" } else { "" });
+    let v = match variant {
+        Some((_, b)) => prop.break_rtl(base, b)?,
+        None => base.to_string(),
+    };
+    let tag = match (broken, variant) {
+        (true, Some((i, _))) => format!("{}_broken{}", prop.name, i),
+        _ => prop.name.to_string(),
+    };
     let rtl = dir.join(format!("{tag}_rtl.v"));
     write_atomic(&rtl, v.as_bytes())?;
     let wrapper = dir.join("sbrp_pb_formal.sv");
     write_atomic(&wrapper, FORMAL_WRAPPER.as_bytes())?;
     let defines: String = prop
-        .run_defines(rtl_broken)
+        .run_defines(variant.map(|(_, b)| b))
         .iter()
         .map(|d| format!(" -D{d}"))
         .collect();
@@ -270,7 +307,15 @@ fn prove_one(
         if broken { " (broken variant)" } else { "" }
     );
     let mut cmd = tools.yosys.command();
-    cmd.arg("-q").arg("-l").arg(&ylog).arg("-s").arg(&ys_path);
+    // A port of another width than the parameters' is an error, not a
+    // silently resized connection (a file given with `--rtl`).
+    cmd.arg("-q")
+        .arg("-e")
+        .arg("Resizing cell port")
+        .arg("-l")
+        .arg(&ylog)
+        .arg("-s")
+        .arg(&ys_path);
     let out = tools.yosys.capture(&mut cmd, &label, LogFile::None)?;
     if !out.success() {
         let text = std::fs::read_to_string(&ylog).unwrap_or(out.text);
@@ -283,10 +328,10 @@ fn prove_one(
         .into());
     }
     // A broken variant is searched by BMC to the frame it must fail by.
-    let engine = match (broken, prop.broken) {
-        (true, Some(b)) => Engine::Bmc(b.within + 1),
+    let engine = match (broken, variant) {
+        (true, Some((_, b))) => Engine::Bmc(b.within + 1),
         _ if opts.pdr && !prop.cover => Engine::Pdr,
-        _ => prop.engine.for_entries(p.entries),
+        _ => prop.real_engine(p.entries, opts.deep),
     };
     let pdr_s = if opts.pdr_seconds == 0 {
         600
@@ -295,9 +340,13 @@ fn prove_one(
     };
     let (engine_name, abc_cmd) = match engine {
         Engine::Pdr => ("pdr".to_string(), format!("pdr -T {pdr_s}")),
-        Engine::Bmc(k) | Engine::BmcEntriesPlus(k) => {
-            (format!("bmc3 -F {k}"), format!("bmc3 -F {k}"))
-        }
+        Engine::Bmc(k) | Engine::BmcEntriesPlus(k) => (
+            format!("bmc3 -F {k}"),
+            match opts.bmc_seconds {
+                0 => format!("bmc3 -F {k}"),
+                t => format!("bmc3 -F {k} -T {t}"),
+            },
+        ),
     };
     let script = format!("read_aiger {}; fold; {abc_cmd}", aig.display());
     let t0 = Instant::now();
@@ -322,6 +371,7 @@ fn prove_one(
         property: prop.name.to_string(),
         broken,
         cover: prop.cover,
+        variant: variant.filter(|_| broken).map(|(_, b)| b.what.to_string()),
         engine: engine_name,
         verdict,
         seconds,
@@ -355,14 +405,39 @@ fn run_proofs_with(
         yosys: yosys(),
         abc: yosys_abc(),
     };
+    let base = match &opts.rtl {
+        Some(f) => std::fs::read_to_string(f).map_err(|e| SiliconError::RtlFile {
+            path: f.clone(),
+            reason: e.to_string(),
+        })?,
+        None => generate(p)?,
+    };
+    if opts.rtl.is_some() && !base.contains("module sbrp_pb") {
+        return Err(SiliconError::RtlFile {
+            path: opts.rtl.clone().unwrap_or_default(),
+            reason: "no module sbrp_pb in it".into(),
+        });
+    }
     require(&tools.yosys, "-V")?;
     require(&tools.abc, "-h")?;
     let mut runs = Vec::new();
     for prop in props {
-        let sab = opts.sabotage && prop.broken.is_some();
-        runs.push(prove_one(p, prop, false, sab, opts, dir, &tools)?);
-        if opts.broken && prop.broken.is_some() {
-            runs.push(prove_one(p, prop, true, true, opts, dir, &tools)?);
+        let first = prop.variants(opts.deep).next().map(|b| (0, b));
+        let sab = if opts.sabotage { first } else { None };
+        runs.push(prove_one(p, prop, &base, sab, false, opts, dir, &tools)?);
+        if opts.broken {
+            for (i, b) in prop.variants(opts.deep).enumerate() {
+                runs.push(prove_one(
+                    p,
+                    prop,
+                    &base,
+                    Some((i, b)),
+                    true,
+                    opts,
+                    dir,
+                    &tools,
+                )?);
+            }
         }
     }
     Ok(runs)
@@ -393,6 +468,7 @@ fn verdict_text(v: Verdict, cover: bool) -> String {
         (Verdict::Failed(f), false) => format!("FAILS at {f}"),
         (Verdict::Failed(f), true) => format!("reached at {f}"),
         (Verdict::Undecided, _) => "UNDECIDED (PDR)".into(),
+        (Verdict::Short(n), _) => format!("STOPPED at {n} (time)"),
     }
 }
 
@@ -451,6 +527,19 @@ pub fn format_proofs(r: &ProveReport) -> String {
             "  bounded (BMC from reset, cycles; not proofs): {}",
             list(bounded)
         );
+        let short: Vec<String> = real()
+            .filter_map(|x| match x.verdict {
+                Verdict::Short(n) => Some(format!("{} at {n} of {}", x.property, x.engine)),
+                _ => None,
+            })
+            .collect();
+        if !short.is_empty() {
+            let _ = writeln!(
+                s,
+                "  stopped by the BMC time limit (not checked to their depth): {}",
+                list(short)
+            );
+        }
         if !undecided.is_empty() {
             let _ = writeln!(
                 s,
@@ -476,6 +565,8 @@ pub fn format_proof_failures(r: &ProveReport) -> String {
                 "cover not reached"
             } else if run.verdict == Verdict::Undecided {
                 "no proof: PDR undecided in its time limit"
+            } else if matches!(run.verdict, Verdict::Short(_)) {
+                "not checked to its depth: BMC's time limit stopped it"
             } else {
                 "proof failed"
             },
@@ -494,6 +585,7 @@ mod tests {
             property: property.into(),
             broken: false,
             cover: false,
+            variant: None,
             engine: engine.into(),
             verdict,
             seconds: 1.0,
@@ -554,6 +646,14 @@ mod tests {
         assert_eq!(
             verdict("Reached timeout (5 seconds).", Engine::Pdr),
             Verdict::Undecided
+        );
+        // a BMC run stopped by its time limit short of its depth
+        assert_eq!(
+            verdict(
+                "No output asserted in 23 frames. Resource limit reached (timeout 60 sec).",
+                Engine::Bmc(42)
+            ),
+            Verdict::Short(23)
         );
     }
 }

@@ -1,4 +1,4 @@
-//! OpenSTA's report (from `flow/sta_timing.tcl`): the worst
+//! OpenSTA's report (from `constraints/timing/sta_timing.tcl`): the worst
 //! register-to-register, input-to-register, register-to-output and
 //! input-to-output paths, each split into launch (clock-to-Q), logic and
 //! capture (setup), the highest clock the register-to-register path allows,

@@ -7,7 +7,7 @@
 //! deadlocks, and a real deadlock names the flag an acquire waits for.
 
 use sbrp_iface::{FlushPolicy, PbParams, PbUnit};
-use sbrp_sim_fast::frontend::{DomainKind, FrontEnd, FrontEndConfig};
+use sbrp_sim_fast::frontend::{DomainKind, DriverFault, FrontEnd, FrontEndConfig};
 use sbrp_sim_fast::randgen::{generate, RandSpec};
 use sbrp_sim_fast::{Fault, PbModel};
 use sbrp_trace::{evaluate, Expect, Expectation, RunEnd, Trace};
@@ -188,42 +188,100 @@ fn skip_gated_keeps_persist_order_on_random_traces() {
     assert!(caught > 0, "the check does not catch IgnoreFsm");
 }
 
-/// The unit's `error` output is a check failure: an ack the unit did not
-/// count (a broken domain) stops the run with a message.
-#[test]
-fn a_unit_error_is_a_check_failure() {
-    use sbrp_sim_fast::frontend::{PersistenceDomain, Taken, Tick};
-    /// Acknowledges one flush of epoch 0 in every cycle, taken or not.
-    struct Liar;
-    impl PersistenceDomain for Liar {
-        fn flush_ready(&mut self, _: u64) -> bool {
-            true
-        }
-        fn accept(&mut self, _: Taken, _: u64) {}
-        fn tick(&mut self, _: u64, t: &mut Tick) {
-            t.durable.clear();
-            t.ack = (1, 0);
-        }
-        fn inv_delay(&mut self) -> u64 {
-            0
-        }
-        fn in_flight(&self) -> usize {
-            0
-        }
-        fn violation(&self) -> Option<&str> {
-            None
-        }
+/// Acknowledges one flush of epoch 0 in every cycle, taken or not: a
+/// domain that breaks interface requirement 8.
+struct Liar;
+impl sbrp_sim_fast::frontend::PersistenceDomain for Liar {
+    fn flush_ready(&mut self, _: u64) -> bool {
+        true
     }
-    let p = PbParams::default();
-    let units: Vec<Box<dyn PbUnit>> = vec![Box::new(PbModel::new(&p).unwrap())];
-    let mut fe = FrontEnd::with_domains(units, vec![Box::new(Liar)], FrontEndConfig::default());
+    fn accept(&mut self, _: sbrp_sim_fast::frontend::Taken, _: u64) {}
+    fn tick(&mut self, _: u64, t: &mut sbrp_sim_fast::frontend::Tick) {
+        t.durable.clear();
+        t.ack = (1, 0);
+    }
+    fn inv_delay(&mut self) -> u64 {
+        0
+    }
+    fn in_flight(&self) -> usize {
+        0
+    }
+    fn violation(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// The model with its `error` output forced to `0b01` from the 5th cycle.
+struct Erring(PbModel, u32);
+impl PbUnit for Erring {
+    fn params(&self) -> &PbParams {
+        self.0.params()
+    }
+    fn step(&mut self, inp: &sbrp_iface::PbIn) -> sbrp_iface::PbOut {
+        self.1 += 1;
+        let mut o = self.0.step(inp);
+        if self.1 > 4 {
+            o.error = 1;
+        }
+        o
+    }
+    fn name(&self) -> &str {
+        "erring"
+    }
+}
+
+fn one_store(
+    units: Vec<Box<dyn PbUnit>>,
+    domain: Option<Liar>,
+    cfg: FrontEndConfig,
+) -> Vec<String> {
+    let mut fe = match domain {
+        Some(d) => FrontEnd::with_domains(units, vec![Box::new(d)], cfg),
+        None => FrontEnd::new(units, cfg),
+    };
     fe.reset();
-    fe.load(&sbrp_trace::parse("0.0 st.pm 0x40 1\n", "e").unwrap())
+    fe.load(&sbrp_trace::parse("0.0 st.pm 0x40 1\n0.0 ofence\n0.0 st.pm 0x80 2\n", "e").unwrap())
         .unwrap();
     fe.run(1000, |_| true);
-    let f = &fe.summary.check_failures;
+    fe.summary.check_failures.clone()
+}
+
+/// The unit's `error` output is a check failure that stops the run.
+#[test]
+fn a_unit_error_is_a_check_failure() {
+    let p = PbParams::default();
+    let units: Vec<Box<dyn PbUnit>> = vec![Box::new(Erring(PbModel::new(&p).unwrap(), 0))];
+    let f = one_store(units, None, FrontEndConfig::default());
     assert!(
         f.len() == 1 && f[0].contains("SM 0: unit error 0b01"),
+        "{f:?}"
+    );
+}
+
+/// The bench asserts the SM side of the interface contract
+/// (`sbrp_iface::contract`): a domain acknowledging flushes never taken
+/// (requirement 8) and a front end re-sending a warp's request before its
+/// response (requirement 6) are reported at once, naming the requirement;
+/// the same trace with the honest front end and domain reports nothing.
+#[test]
+fn a_driver_breaking_the_interface_contract_is_reported() {
+    let p = PbParams::default();
+    let model = || -> Vec<Box<dyn PbUnit>> { vec![Box::new(PbModel::new(&p).unwrap())] };
+    assert!(one_store(model(), None, FrontEndConfig::default()).is_empty());
+    let f = one_store(model(), Some(Liar), FrontEndConfig::default());
+    assert!(
+        f.len() == 1 && f[0].contains("SM 0: cycle 0: the driver breaks interface requirement 8"),
+        "{f:?}"
+    );
+    let cfg = FrontEndConfig {
+        driver_fault: DriverFault::EarlyRetry,
+        ..FrontEndConfig::default()
+    };
+    let f = one_store(model(), None, cfg);
+    assert!(
+        f.len() == 1
+            && f[0].contains("requirement 6")
+            && f[0].contains("warp 0 presents Store while its Store taken 1 cycle(s) ago"),
         "{f:?}"
     );
 }

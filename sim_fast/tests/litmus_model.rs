@@ -133,7 +133,7 @@ fn eviction_trace_fails_when_evictions_ignore_ordering() {
         "{f:?}"
     );
     assert!(
-        f.iter().any(|m| m.contains("ordering op of the warp")),
+        f.iter().any(|m| m.contains("intra-thread order across oFence")),
         "{f:?}"
     );
 }

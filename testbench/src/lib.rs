@@ -3,11 +3,13 @@
 //! (the RTL or the reference model).
 
 pub mod cosim;
+pub mod crash;
 pub mod engine;
 pub mod error;
 pub mod gpu_run;
 pub mod litmus;
 pub mod lockstep;
+pub mod mutate;
 pub mod speed;
 pub mod suite;
 pub mod suites;

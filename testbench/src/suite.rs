@@ -12,10 +12,13 @@ use std::time::Instant;
 use sbrp_workloads::{App, Build, PmImage};
 use serde::Serialize;
 
+use crate::crash::{check_points, Points, PointsReport};
 use crate::error::Result;
 use crate::gpu_run::{build_gpu, resolve_config, ConfigSource, Overrides, Shadow};
 use crate::lockstep::Mismatch;
+use sbrp_gpu::sm::Fault as GpuFault;
 use sbrp_sim_fast::Fault as UnitFault;
+use sbrp_trace::check;
 
 /// The timed runs of the suite: (bar, preset, binary). The GPM bar is the
 /// GPM build (its device fences in the program) on epoch-far, as in the
@@ -59,6 +62,16 @@ pub struct BenchRun {
     /// With `check_image`: the invariant on the durable PM image at the end
     /// (Err says what is wrong), and whether it equals the app's final image.
     pub image: Option<std::result::Result<bool, String>>,
+    /// With `check_image`: the invariant at every durable point.
+    pub points: Option<PointsReport>,
+    /// With `check_image`: the persistency checker on the record.
+    pub checker: Option<check::Report>,
+    /// Seconds of the checker, and of the crash points.
+    pub checker_secs: f64,
+    pub points_secs: f64,
+    /// With `keep_record`: the execution record.
+    #[serde(skip)]
+    pub execution: Option<sbrp_trace::Execution>,
 }
 
 impl BenchRun {
@@ -67,6 +80,8 @@ impl BenchRun {
             && self.failures.is_empty()
             && self.mismatch.is_none()
             && !matches!(self.image, Some(Err(_)))
+            && self.points.as_ref().is_none_or(|p| p.failed == 0)
+            && self.checker.as_ref().is_none_or(|c| c.ok())
     }
 }
 
@@ -77,8 +92,19 @@ pub struct AppRunOpts {
     /// The recovery kernels from the crash image, not the timed run.
     pub recovery: bool,
     pub shadow: Shadow,
-    /// Record the run and check the app's invariant on the durable image.
+    /// Record the run; check the app's invariant on the durable image at
+    /// every point where it changed, and the persistency model's rules.
     pub check_image: bool,
+    /// Keep the execution record in the result.
+    pub keep_record: bool,
+    /// Threads for checking crash points.
+    pub check_threads: usize,
+    /// With `check_image`: the durable points at which the app's invariant
+    /// is checked (None: the end image only; the checker sees every point).
+    pub points: Option<Points>,
+    /// A deliberate deviation of the GPU model's persistency actions
+    /// (epoch's flush skipped, scopes dropped: negative controls).
+    pub gpu_fault: GpuFault,
     /// `--artifact` and `--set key=value` overrides of the preset.
     pub overrides: Overrides,
     /// A deliberate deviation of every SM's unit model (experiments and
@@ -93,6 +119,10 @@ impl AppRunOpts {
             recovery: false,
             shadow: Shadow::None,
             check_image: false,
+            keep_record: false,
+            check_threads: 1,
+            points: None,
+            gpu_fault: GpuFault::None,
             overrides: Overrides::default(),
             unit_fault: UnitFault::None,
         }
@@ -105,6 +135,7 @@ pub fn run_app(app: &dyn App, preset: &str, o: &AppRunOpts) -> Result<BenchRun> 
     let (build, recovery, check_image) = (o.build, o.recovery, o.check_image);
     let cfg = resolve_config(&ConfigSource::Preset(preset.into()), &o.overrides)?;
     let mut b = build_gpu(&cfg, o.shadow, o.unit_fault)?;
+    b.gpu.fault = o.gpu_fault;
     let t0 = Instant::now();
     let mut crash = PmImage::default();
     let dev = preset.ends_with("-dev");
@@ -119,21 +150,36 @@ pub fn run_app(app: &dyn App, preset: &str, o: &AppRunOpts) -> Result<BenchRun> 
     let r = b.gpu.run(
         prog.as_ref(),
         sbrp_gpu::RunOpts {
-            record: check_image,
+            record: check_image || o.keep_record,
             ..Default::default()
         },
     );
     let secs = t0.elapsed().as_secs_f64();
-    let image = r.execution.as_ref().map(|ex| {
-        let init = if recovery {
-            crash.clone()
-        } else {
-            app.initial_image()
-        };
+    let init = if recovery {
+        crash.clone()
+    } else {
+        app.initial_image()
+    };
+    let checked = r.execution.as_ref().filter(|_| check_image);
+    let image = checked.map(|ex| {
         let img = PmImage::at_cycle(&init, ex, u64::MAX);
         app.check(&img)
             .map(|()| !recovery && img == app.final_image())
     });
+    let t1 = Instant::now();
+    let points = checked
+        .zip(o.points)
+        .map(|(ex, w)| check_points(app, &init, ex, w, o.check_threads));
+    let points_secs = t1.elapsed().as_secs_f64();
+    let t2 = Instant::now();
+    let checker = match checked {
+        Some(ex) => Some(
+            check::check(ex, &check::Options::new(checker_model(cfg.model)))
+                .map_err(|e| crate::error::BenchError::Invalid(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let checker_secs = t2.elapsed().as_secs_f64();
     let mismatch = b.slot.borrow_mut().take();
     Ok(BenchRun {
         app: app.name().into(),
@@ -149,7 +195,22 @@ pub fn run_app(app: &dyn App, preset: &str, o: &AppRunOpts) -> Result<BenchRun> 
         mismatch,
         failures: r.failures.into_iter().chain(r.deadlock).collect(),
         image,
+        points,
+        checker,
+        checker_secs,
+        points_secs,
+        execution: if o.keep_record { r.execution } else { None },
     })
+}
+
+/// The checker's rules for a GPU model's persistency model.
+pub fn checker_model(m: sbrp_gpu::config::Model) -> check::Model {
+    use sbrp_gpu::config::Model as G;
+    match m {
+        G::Sbrp | G::SbrpDevice => check::Model::Sbrp,
+        G::Epoch => check::Model::Epoch,
+        G::Gpm => check::Model::Gpm,
+    }
 }
 
 /// One job of the suite.
@@ -188,6 +249,19 @@ pub fn suite_jobs(n: usize) -> Vec<Job> {
     v
 }
 
+/// What the suite checks in every run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SuiteCheck {
+    /// Record every run; the persistency checker at every durable point and
+    /// the app's invariant on the end image.
+    pub check: bool,
+    /// The app's invariant also at these durable points.
+    pub points: Option<Points>,
+    /// Keep the records of the timed runs under `RECOVERY_RUNS`' presets
+    /// (for recovery from crash points of the run, Figure 11's campaign).
+    pub keep_recovery_records: bool,
+}
+
 /// Runs `jobs` on `threads` threads (each job builds its own GPU; the apps
 /// are shared), calling `progress(done, total)` as jobs finish. Results
 /// come back in job order.
@@ -196,6 +270,7 @@ pub fn run_jobs(
     jobs: &[Job],
     threads: usize,
     overrides: &Overrides,
+    check: &SuiteCheck,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<BenchRun>> {
     let next = AtomicUsize::new(0);
@@ -210,6 +285,12 @@ pub fn run_jobs(
                 let o = AppRunOpts {
                     recovery: j.recovery,
                     overrides: overrides.clone(),
+                    check_image: check.check,
+                    points: check.points,
+                    keep_record: check.keep_recovery_records
+                        && !j.recovery
+                        && j.label == j.preset
+                        && RECOVERY_RUNS.contains(&j.preset),
                     ..AppRunOpts::new(j.build)
                 };
                 let r = run_app(apps[j.app].as_ref(), j.preset, &o).map(|mut r| {
@@ -240,7 +321,7 @@ pub struct Table {
 }
 
 impl Table {
-    fn new(name: &str, title: &str, columns: &[&str]) -> Table {
+    pub fn new(name: &str, title: &str, columns: &[&str]) -> Table {
         Table {
             name: name.into(),
             title: title.into(),
@@ -251,7 +332,7 @@ impl Table {
         }
     }
 
-    fn means(mut self) -> Table {
+    pub fn means(mut self) -> Table {
         let n = self.columns.len();
         for c in 0..n {
             let v: Vec<f64> = self.rows.iter().filter_map(|r| r.1[c]).collect();

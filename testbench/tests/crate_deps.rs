@@ -5,6 +5,12 @@
 //! (extra dev-dependencies), naming crates in backticks or saying `none`.
 //! This test reads the real graph from `cargo metadata` and fails on any edge
 //! a README does not allow, so a forbidden dependency fails CI.
+//!
+//! The repository's layout follows the top-level README too: every
+//! top-level directory is in its layout table, every input of an external
+//! tool (Verilator waivers, Yosys/ABC/OpenSTA scripts, SDC, the formal
+//! environment) lives in `constraints/` and is listed in
+//! `constraints/README.md` with the command that reads it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -153,4 +159,133 @@ fn a_forbidden_edge_is_reported() {
         violations("x", none, &deps(&[("sbrp-iface", "normal")])).len(),
         1
     );
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Top-level directories that are not build or tool output (`.gitignore`'s
+/// `/target`, `/out`, ...) nor hidden.
+fn top_level_dirs(root: &Path) -> Vec<String> {
+    let ignored = ["target", "out", ".venv-openram"];
+    let mut v: Vec<String> = std::fs::read_dir(root)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            !n.starts_with('.') && !n.starts_with("target-") && !ignored.contains(&n.as_str())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The directories of `dirs` that the layout table of `readme` (rows whose
+/// first cell is a path in backticks) does not mention.
+fn missing_from_layout(readme: &str, dirs: &[String]) -> Vec<String> {
+    let firsts: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .filter_map(|l| l[3..].split('`').next())
+        .collect();
+    dirs.iter()
+        .filter(|d| !firsts.iter().any(|f| f.starts_with(&format!("{d}/"))))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn every_top_level_directory_is_in_the_readme_layout_table() {
+    let root = repo_root();
+    let dirs = top_level_dirs(&root);
+    assert!(dirs.iter().any(|d| d == "constraints"), "{dirs:?}");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let missing = missing_from_layout(&readme, &dirs);
+    assert!(
+        missing.is_empty(),
+        "not in README.md's layout table: {missing:?}"
+    );
+    // negative control: a directory the table does not name is reported
+    let mut more = dirs.clone();
+    more.push("stray".into());
+    assert_eq!(
+        missing_from_layout(&readme, &more),
+        vec!["stray".to_string()]
+    );
+}
+
+/// Tool inputs by file name: what must live in `constraints/`.
+fn is_tool_input(name: &str) -> bool {
+    [".ys", ".abc", ".tcl", ".sdc", ".vlt", ".sv", ".conf"]
+        .iter()
+        .any(|e| name.ends_with(e))
+}
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
+        let p = e.path();
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.starts_with('.') || n == "target" || n == "out" || n.starts_with("target-") {
+            continue;
+        }
+        if p.is_dir() {
+            files_under(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn tool_inputs_live_in_constraints_and_its_readme_lists_each() {
+    let root = repo_root();
+    let mut files = vec![];
+    files_under(&root, &mut files);
+    let rel = |p: &Path| {
+        p.strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+    let stray: Vec<String> = files
+        .iter()
+        .map(|p| rel(p))
+        .filter(|r| !r.starts_with("constraints/"))
+        .filter(|r| is_tool_input(r))
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "tool inputs outside constraints/: {stray:?}"
+    );
+    let readme = std::fs::read_to_string(root.join("constraints/README.md")).unwrap();
+    let listed: Vec<String> = readme
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .filter_map(|l| l[3..].split('`').next().map(str::to_string))
+        .collect();
+    let present: Vec<String> = files
+        .iter()
+        .map(|p| rel(p))
+        .filter_map(|r| r.strip_prefix("constraints/").map(str::to_string))
+        .filter(|r| r != "README.md")
+        .collect();
+    assert!(present.len() >= 8, "{present:?}");
+    for f in &present {
+        assert!(
+            listed.contains(f),
+            "constraints/{f} is not in constraints/README.md"
+        );
+    }
+    for f in &listed {
+        assert!(
+            present.contains(f),
+            "constraints/README.md lists {f}, which does not exist"
+        );
+    }
+    assert!(is_tool_input("x/sbrp_pb.sdc") && !is_tool_input("x/lib.rs"));
 }

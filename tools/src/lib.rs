@@ -14,10 +14,12 @@
 
 mod fs;
 mod lines;
+mod mutate;
 mod patch;
 mod run;
 
 pub use fs::{write_atomic, FsError, Scratch};
 pub use lines::error_lines;
+pub use mutate::{mutation_sites, sample_mutations, Mutation, MutationKind};
 pub use patch::{PatchError, VerilogPatch};
 pub use run::{Captured, LogFile, Tool, ToolError};

@@ -4,9 +4,9 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
+use crate::check::check_pmo;
 use crate::durable::check_final_values;
 use crate::expect::{Expect, Expectation};
-use crate::pmo::check_pmo;
 use crate::record::{Event, Execution, RunEnd};
 use crate::types::{Cell, WarpId};
 

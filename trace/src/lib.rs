@@ -7,12 +7,12 @@
 //! Depends on `serde` and `thiserror` only, so that a persistency checker can
 //! read saved executions without the model or the RTL.
 
+pub mod check;
 mod durable;
 mod eval;
 mod expect;
 mod ops;
 mod parse;
-mod pmo;
 pub mod program;
 mod record;
 mod types;
@@ -20,12 +20,12 @@ mod types;
 #[cfg(test)]
 mod tests;
 
+pub use check::check_pmo;
 pub use durable::match_orders;
 pub use eval::{evaluate, Failure};
 pub use expect::{Expect, Expectation};
 pub use ops::{parse_num, write_op, OpKind, MNEMONICS};
 pub use parse::{parse, to_text, TraceError};
-pub use pmo::check_pmo;
 pub use program::{
     litmus_flags, litmus_program, parse_program, program_to_text, write_program, FileProgram,
     Program, ProgramError, SynthProgram,

@@ -10,7 +10,7 @@ use crate::types::{Cell, Scope, WarpId};
 /// Value of [`Execution::format`].
 pub const RECORD_FORMAT: &str = "sbrp-execution";
 /// Value of [`Execution::version`]; bumped on any incompatible change.
-pub const RECORD_VERSION: u32 = 3;
+pub const RECORD_VERSION: u32 = 4;
 
 /// An ordering operation accepted by the unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +27,10 @@ pub struct OpRef {
     pub warp: WarpId,
     /// Index of the op in the warp's program.
     pub seq: u32,
+    /// Which warp ran in the slot `warp` (v4): a slot reused by a later CTA
+    /// holds a new instance. 0 where slots are never reused (unit traces).
+    #[serde(default)]
+    pub inst: u32,
 }
 
 /// Index into [`Execution::flags`].
@@ -75,6 +79,21 @@ pub enum Event {
     StallBegin { warp: WarpId, cycle: u64 },
     /// The warp saw its stall bit low again.
     StallEnd { warp: WarpId, cycle: u64 },
+    /// A warp instance started in its slot (v4): the CTA it belongs to, so
+    /// that scopes can be told apart (block scope: one CTA of one kernel).
+    WarpStart {
+        warp: WarpId,
+        inst: u32,
+        kernel: u32,
+        cta: u32,
+        /// The warp's index within its CTA (the program's `warp W`).
+        cta_warp: u32,
+        cycle: u64,
+    },
+    /// An ordering op (or `bar`, or a non-persistent fence) completed: the
+    /// warp goes on to its next instruction (v4). A release's flag is
+    /// published at this cycle.
+    Retire { op: OpRef, cycle: u64 },
     /// A PM load completed, hitting or missing in the L1.
     Load {
         op: OpRef,
@@ -115,6 +134,24 @@ pub struct Execution {
     pub end: RunEnd,
     /// Cycle after the last simulated one.
     pub cycles: u64,
+}
+
+impl Event {
+    /// The cycle of the event.
+    pub fn cycle(&self) -> u64 {
+        match self {
+            Event::Persist { cycle, .. }
+            | Event::Ordering { cycle, .. }
+            | Event::Match { cycle, .. }
+            | Event::Flush { cycle, .. }
+            | Event::Durable { cycle, .. }
+            | Event::StallBegin { cycle, .. }
+            | Event::StallEnd { cycle, .. }
+            | Event::WarpStart { cycle, .. }
+            | Event::Retire { cycle, .. }
+            | Event::Load { cycle, .. } => *cycle,
+        }
+    }
 }
 
 impl Execution {

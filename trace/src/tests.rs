@@ -115,6 +115,7 @@ fn op(sm: u32, warp: u32, seq: u32) -> OpRef {
     OpRef {
         warp: WarpId { sm, warp },
         seq,
+        inst: 0,
     }
 }
 
@@ -356,8 +357,9 @@ fn pmo_holds_when_the_store_after_the_fence_is_durable_no_earlier() {
     let f = evaluate(&pmo, &fenced_pair(Some(40), 30));
     assert_eq!(f.len(), 1, "{f:?}");
     assert!(
-        f[0].message
-            .contains("op 2 0x1000=2 durable at cycle 30, before op 0 0x40=1"),
+        f[0].message.contains(
+            "op 2 [0x1000]=2 (durable at cycle 30) is durable before warp 0.0#0 op 0 [0x40]=1"
+        ),
         "{}",
         f[0]
     );
@@ -398,5 +400,5 @@ fn pmo_lets_a_later_store_to_the_same_address_carry_an_earlier_one() {
     }
     let f = evaluate(&pmo, &ev);
     assert_eq!(f.len(), 1, "{f:?}");
-    assert!(f[0].message.contains("op 4 0x2000=3"), "{}", f[0]);
+    assert!(f[0].message.contains("op 4 [0x2000]=3"), "{}", f[0]);
 }

@@ -70,6 +70,20 @@ impl PmDevice {
     pub fn path(&self) -> &Server {
         &self.path
     }
+
+    /// One of `pm.channels` address-interleaved channels: its share of the
+    /// PM bandwidths, the device latency and a queue of `pm.queue` (the
+    /// PM-near channels, and the host channels of PM-far with `pm.reorder`).
+    pub fn channel(cfg: &GpuConfig) -> PmDevice {
+        let p = &cfg.pm;
+        let n = p.channels.max(1) as f64;
+        PmDevice::new(
+            cfg.bytes_per_cycle(p.read_bandwidth) / n,
+            cfg.bytes_per_cycle(p.write_bandwidth) / n,
+            p.latency as u64,
+            p.queue,
+        )
+    }
 }
 
 /// The GPU's own memory channels: GDDR always, PM-near channels when PM is
@@ -86,18 +100,9 @@ impl Channels {
         let gddr = (0..d.channels)
             .map(|_| Server::new(gddr_bpc, d.latency as u64))
             .collect();
-        let p = &cfg.pm;
         let pm = if near {
-            let n = p.channels as f64;
-            (0..p.channels)
-                .map(|_| {
-                    PmDevice::new(
-                        cfg.bytes_per_cycle(p.read_bandwidth) / n,
-                        cfg.bytes_per_cycle(p.write_bandwidth) / n,
-                        p.latency as u64,
-                        p.queue,
-                    )
-                })
+            (0..cfg.pm.channels)
+                .map(|_| PmDevice::channel(cfg))
                 .collect()
         } else {
             Vec::new()

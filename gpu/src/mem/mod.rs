@@ -133,7 +133,8 @@ pub struct MemSystem {
     l2_latency: u64,
     /// GDDR channel of each slice (slices are split evenly over channels).
     gddr_chan: Vec<u32>,
-    /// PM channel (near) or PCIe link (far, per-channel) of each slice.
+    /// PM channel of each slice: near, the channel; far, the host NVM
+    /// channel (`pm.reorder`) and the PCIe link (`pcie_per_channel`).
     pm_chan: Vec<u32>,
 }
 
@@ -300,19 +301,29 @@ impl MemSystem {
                 let accepted = dev.write(self.floor, t, bytes);
                 self.stats.wpq_stalls += dev.wpq.stalls - stalls;
                 // ADR (and eADR, which means nothing more near): durable on
-                // acceptance into the controller's write-pending queue.
+                // acceptance into the controller's write-pending queue. Each
+                // channel's queue is its own, so writes to different channels
+                // can become durable out of issue order (`pm.reorder` is moot).
                 (accepted, accepted)
             }
             Some(far) => {
                 self.stats.pcie_to_host_bytes += bytes;
-                let stalls = far.nvm.wpq.stalls;
                 let w = far.write(self.floor, chan, t, bytes);
-                self.stats.wpq_stalls += far.nvm.wpq.stalls - stalls;
+                self.stats.wpq_stalls += w.stalled as u64;
+                // eADR's point is the link's far end, reached in link order
+                // (one link); ADR's is the NVM queue, per channel under
+                // `pm.reorder`.
                 let durable = match self.cfg.pm.durability {
                     Durability::Adr => w.accepted,
                     Durability::Eadr => w.crossed,
                 };
-                let back = if at_l2 { t } else { far.ack(chan, durable) };
+                // ADR's answer leaves the channel and crosses the fabric
+                // back to the PCIe root (nothing without `pm.reorder`).
+                let from = match self.cfg.pm.durability {
+                    Durability::Adr => durable + far.hop(chan),
+                    Durability::Eadr => durable,
+                };
+                let back = if at_l2 { t } else { far.ack(chan, from) };
                 (durable, back)
             }
         };
@@ -384,9 +395,9 @@ impl MemSystem {
                     .unwrap_or(0),
             ),
             Some(f) => (
-                vec![f.nvm.path()],
+                f.nvm.iter().map(|d| d.path()).collect(),
                 f.up.iter().chain(&f.down).collect(),
-                f.nvm.wpq.wait_max,
+                f.nvm.iter().map(|d| d.wpq.wait_max).max().unwrap_or(0),
             ),
         };
         let down_max = self.down.iter().map(|c| c.wait_max).max().unwrap_or(0);
@@ -409,6 +420,23 @@ impl MemSystem {
             pcie_max: max(&pcie),
             wpq_max: cycles_ceil(wpq),
         }
+    }
+
+    /// With `pm.reorder` on PM-far, the host fabric's channel ingresses
+    /// (`docs/model-memory.md` §6.1): the largest and the mean wait of a
+    /// write for its channel's ingress, cycles, and the writes; `None`
+    /// without the fabric.
+    pub fn fabric_waits(&self) -> Option<(u64, f64, u64)> {
+        let f = self.far.as_ref()?.fabric.as_ref()?;
+        let n: u64 = f.ingress.iter().map(|s| s.served).sum();
+        let w: u64 = f.ingress.iter().map(|s| s.wait_total).sum();
+        let max = f.ingress.iter().map(|s| s.wait_max).max().unwrap_or(0);
+        let mean = if n == 0 {
+            0.0
+        } else {
+            w as f64 / n as f64 / server::CYCLE as f64
+        };
+        Some((cycles_ceil(max), mean, n))
     }
 
     /// The L2 slice `line` maps to.

@@ -50,6 +50,19 @@ pub struct Ctx<'a> {
     pub skip: bool,
 }
 
+/// Instructions that order persists (the record's `Ordering`/`Retire`).
+fn ordering_instr(i: &Instr) -> bool {
+    matches!(
+        i,
+        Instr::OFence
+            | Instr::DFence
+            | Instr::Fence(_)
+            | Instr::Bar
+            | Instr::PAcq { .. }
+            | Instr::PRel { .. }
+    )
+}
+
 /// A fault injected into the model (negative controls: the checks must
 /// catch it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -154,6 +167,8 @@ pub struct Sm {
     cta_done: bool,
     pub unit_state: unit_port::UnitState,
     next_flush: u64,
+    /// Warps launched so far (each launch a new `OpRef::inst`).
+    launches: u32,
     pub rec: Option<Vec<Event>>,
     pub stats: SmStats,
     /// Scratch for coalescing.
@@ -191,6 +206,7 @@ impl Sm {
             // A unit just reset holds nothing.
             unit_state: unit_port::UnitState::fresh(),
             next_flush: (id as u64) << 40,
+            launches: 0,
             rec: record.then(Vec::new),
             stats: SmStats::default(),
             scratch: Vec::new(),
@@ -276,6 +292,7 @@ impl Sm {
         OpRef {
             warp: self.wid(w),
             seq: self.warps[w].pc as u32,
+            inst: self.warps[w].inst,
         }
     }
 
@@ -314,6 +331,8 @@ impl Sm {
             warp.stalled = stalled;
             warp.instrs = instrs;
             warp.cta = c;
+            warp.inst = self.launches;
+            self.launches += 1;
             warp.code = std::rc::Rc::new(prog);
             let st = if warp.code.is_empty() {
                 WState::Done
@@ -454,14 +473,18 @@ impl Sm {
                 let w = self.ctas[c].warps[i];
                 if self.warps[w].state() == WState::Barrier {
                     self.ready(w, now);
-                    self.finish_instr(w);
+                    self.finish_instr(w, now);
                 }
             }
         }
     }
 
     /// The warp's instruction is complete: next one.
-    fn finish_instr(&mut self, w: usize) {
+    fn finish_instr(&mut self, w: usize, now: u64) {
+        if self.rec.is_some() && ordering_instr(self.warps[w].op()) {
+            let op = self.opref(w);
+            self.emit(|| Event::Retire { op, cycle: now });
+        }
         let warp = &mut self.warps[w];
         warp.instrs += 1;
         self.stats.instrs += 1;
@@ -505,7 +528,7 @@ impl Sm {
                         // The last instruction's latency is over: the warp exits.
                         self.warps[w].exit_at_timer = false;
                         self.ready(w, now);
-                        self.finish_instr(w);
+                        self.finish_instr(w, now);
                         continue;
                     }
                     if t <= now {
@@ -611,6 +634,7 @@ impl Sm {
                 true
             }
             Instr::Bar if !sbrp && self.warps[w].phase == Phase::Start => {
+                self.record_ordering(cx, w, now);
                 self.start_steps(w, steps::epoch_steps(model, &Instr::Bar).unwrap(), now);
                 true
             }
@@ -626,6 +650,7 @@ impl Sm {
                 if sbrp {
                     self.unit_request(w, now);
                 } else {
+                    self.record_ordering(cx, w, now);
                     self.start_steps(w, steps::epoch_steps(model, instr).unwrap(), now);
                 }
                 true
@@ -635,6 +660,7 @@ impl Sm {
                     // A durable order entry first, then the fence's own part.
                     self.unit_request(w, now);
                 } else {
+                    self.record_ordering(cx, w, now);
                     self.start_steps(w, steps::epoch_steps(model, instr).unwrap(), now);
                 }
                 true
@@ -645,7 +671,7 @@ impl Sm {
                 true
             }
             Instr::Fence(_) | Instr::OFence | Instr::DFence => {
-                self.finish_instr(w);
+                self.finish_instr(w, now);
                 true
             }
             Instr::PAcq {
@@ -670,7 +696,7 @@ impl Sm {
                                 cycle: now,
                             });
                         }
-                        self.finish_instr(w);
+                        self.finish_instr(w, now);
                     }
                     _ => {
                         // Poll again after the flag's read latency.
@@ -732,9 +758,21 @@ impl Sm {
                 let op = self.opref(w);
                 cx.flags
                     .publish(flag, value, self.id, op, scope, now, remote);
-                self.finish_instr(w);
+                self.finish_instr(w, now);
                 true
             }
+        }
+    }
+
+    /// The scope the program asks of an op, as the record shows it: the
+    /// instruction's, promoted under SBRP-device (the device-scope variant
+    /// of the program), never changed by a fault (which the checker is to
+    /// catch).
+    fn asked_scope(&self, cx: &Ctx, s: Scope) -> Scope {
+        if cx.cfg.model == Model::SbrpDevice {
+            Scope::Device
+        } else {
+            s
         }
     }
 
@@ -758,12 +796,12 @@ impl Sm {
             _ => Cause::Memory,
         };
         if t <= now {
-            self.finish_instr(w);
+            self.finish_instr(w, now);
         } else if warp.pc + 1 >= warp.code.len() {
             self.warps[w].exit_at_timer = true;
             self.wait(w, WState::Until(t), cause, now);
         } else {
-            self.finish_instr(w);
+            self.finish_instr(w, now);
             self.wait(w, WState::Until(t), cause, now);
         }
     }

@@ -181,7 +181,7 @@ impl Sm {
         self.ready(w, now);
         match self.warps[w].phase {
             Phase::Start => self.warps[w].phase = Phase::Ordered,
-            Phase::FenceSteps => self.finish_instr(w),
+            Phase::FenceSteps => self.finish_instr(w, now),
             _ => {}
         }
     }

@@ -573,13 +573,18 @@ impl Sm {
         }
     }
 
-    fn ordering_accepted(&mut self, cx: &mut Ctx, w: usize, op: Op, now: u64) {
+    /// The record's `Ordering` event of warp `w`'s current instruction
+    /// (SBRP: when the unit accepts it; epoch and GPM: when its steps start).
+    pub(super) fn record_ordering(&mut self, cx: &mut Ctx, w: usize, now: u64) {
+        if self.rec.is_none() {
+            return;
+        }
         let instr = self.warps[w].op().clone();
         let kind = match &instr {
             Instr::OFence | Instr::Bar => Some(OrderingOp::OFence),
             Instr::DFence | Instr::Fence(_) => Some(OrderingOp::DFence),
-            Instr::PAcq { scope, .. } => Some(OrderingOp::PAcq(self.scope(cx, *scope))),
-            Instr::PRel { scope, .. } => Some(OrderingOp::PRel(self.scope(cx, *scope))),
+            Instr::PAcq { scope, .. } => Some(OrderingOp::PAcq(self.asked_scope(cx, *scope))),
+            Instr::PRel { scope, .. } => Some(OrderingOp::PRel(self.asked_scope(cx, *scope))),
             _ => None,
         };
         if let Some(kind) = kind {
@@ -595,6 +600,10 @@ impl Sm {
                 cycle: now,
             });
         }
+    }
+
+    fn ordering_accepted(&mut self, cx: &mut Ctx, w: usize, op: Op, now: u64) {
+        self.record_ordering(cx, w, now);
         if op.stalls_in_odm() {
             self.set_state(
                 w,

@@ -113,6 +113,8 @@ pub struct Warp {
     pub cells: Vec<(u64, u64)>,
     /// A flush step's lines (taken when it starts), one written back per cycle.
     pub flush_list: Option<Vec<usize>>,
+    /// Which launch on the SM this warp is (the record's `OpRef::inst`).
+    pub inst: u32,
 }
 
 // The unit's request path stays within the first cache line.
@@ -143,6 +145,7 @@ impl Warp {
             since: 0,
             stalled: [0; 7],
             instrs: 0,
+            inst: 0,
         }
     }
 

@@ -23,6 +23,18 @@ impl DomainKind {
     }
 }
 
+/// A deliberate breach of the interface contract by the front end: the
+/// negative control of the contract monitor (`sbrp_iface::contract`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DriverFault {
+    /// The front end keeps the contract.
+    #[default]
+    None,
+    /// In a cycle without a request of its own, the front end presents the
+    /// youngest request in flight again, before its response (requirement 6).
+    EarlyRetry,
+}
+
 /// Front-end parameters (not part of the unit).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrontEndConfig {
@@ -41,6 +53,8 @@ pub struct FrontEndConfig {
     pub domain: DomainKind,
     /// Seed of the hostile domain (SM `s` uses `domain_seed + s`).
     pub domain_seed: u64,
+    /// A deliberate contract breach (tests only).
+    pub driver_fault: DriverFault,
 }
 
 impl Default for FrontEndConfig {
@@ -53,6 +67,7 @@ impl Default for FrontEndConfig {
             deadlock_cycles: 100_000,
             domain: DomainKind::Fixed,
             domain_seed: 1,
+            driver_fault: DriverFault::None,
         }
     }
 }

@@ -21,7 +21,7 @@ mod l1;
 mod sm;
 mod warps;
 
-pub use config::{ConfigError, ConfigProblem, DomainKind, FrontEndConfig};
+pub use config::{ConfigError, ConfigProblem, DomainKind, DriverFault, FrontEndConfig};
 pub use domain::{FixedLatency, Hostile, PersistenceDomain, Taken, Tick, HOSTILE_MAX_LATENCY};
 pub use events::{EventSink, NullSink, RecordingSink};
 pub use flags::{Flags, Release};
@@ -157,6 +157,7 @@ impl FrontEnd {
             sm.stall = 0;
             sm.inv = Inv::Idle;
             sm.inv_pulse = false;
+            sm.contract.reset();
         }
         self.now += RESET_CYCLES;
     }

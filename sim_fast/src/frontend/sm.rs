@@ -11,9 +11,11 @@
 
 use std::collections::VecDeque;
 
+use sbrp_iface::contract::ContractMonitor;
 use sbrp_iface::{Op, PbIn, PbOut, PbUnit, RspKind};
 use sbrp_trace::{Cell, Event, OpRef, OrderingOp, Scope};
 
+use super::config::DriverFault;
 use super::domain::{PersistenceDomain, Taken, Tick};
 use super::l1::L1;
 use super::warps::{pick, Instr, WState, Warp};
@@ -65,12 +67,15 @@ pub(super) struct Sm {
     /// The unit's `error` was reported.
     pub error_seen: bool,
     pub tick: Tick,
+    /// The SM side of the interface contract, checked every cycle.
+    pub contract: ContractMonitor,
 }
 
 impl Sm {
     pub fn new(unit: Box<dyn PbUnit>, domain: Box<dyn PersistenceDomain>, l1_ways: u32) -> Sm {
         Sm {
             l1: L1::new(unit.params().lines, l1_ways),
+            contract: ContractMonitor::new(unit.params()),
             unit,
             domain,
             warps: vec![],
@@ -133,6 +138,16 @@ impl FrontEnd {
         self.release_barrier(s, now);
 
         let req = self.issue(s, now);
+        if req.is_none() && self.cfg.driver_fault == DriverFault::EarlyRetry {
+            // A deliberately bad driver: a warp sends its request in flight
+            // again before the response (not recorded as taken).
+            if let Some(p) = self.sms[s].pending.back() {
+                inp.req_valid = true;
+                inp.req_op = p.op as u8;
+                inp.req_warp = self.sms[s].warps[p.warp].id.warp as u8;
+                inp.req_line = p.slot as u32;
+            }
+        }
         if let Some(r) = req {
             let sm = &self.sms[s];
             inp.req_valid = true;
@@ -151,6 +166,10 @@ impl FrontEnd {
         let out = sm.unit.step(&inp);
         sm.actr_peak = sm.actr_peak.max(out.obs_actr);
         self.summary.max_occupancy = self.summary.max_occupancy.max(out.count(sm.unit.params()));
+        if let Some(v) = sm.contract.observe(&inp, &out) {
+            self.fail(format!("SM {s}: {v}"));
+        }
+        let sm = &mut self.sms[s];
         if out.error != 0 && !sm.error_seen {
             sm.error_seen = true;
             self.fail(format!(
@@ -287,6 +306,7 @@ impl FrontEnd {
                 let op = OpRef {
                     warp: w.id,
                     seq: w.pc as u32,
+                    inst: 0,
                 };
                 self.sink.emit(&|| Event::Load {
                     op,
@@ -450,6 +470,7 @@ impl FrontEnd {
         let op = OpRef {
             warp: id,
             seq: p.seq,
+            inst: 0,
         };
         let pinned = matches!(p.op, Op::Store | Op::Evict);
         match RspKind::from_bits(out.rsp_kind) {
@@ -564,6 +585,7 @@ impl FrontEnd {
             });
         } else {
             self.sms[s].warps[p.warp].state = WState::Ready;
+            self.sink.emit(&|| Event::Retire { op, cycle: now });
             self.advance(s, p.warp);
         }
     }
@@ -606,12 +628,25 @@ impl FrontEnd {
             }
             w.state = WState::Ready;
             let id = w.id;
+            let seq = w.pc as u32;
             self.sink.emit(&|| Event::StallEnd {
                 warp: id,
                 cycle: now,
             });
+            if !retry {
+                let op = OpRef {
+                    warp: id,
+                    seq,
+                    inst: 0,
+                };
+                self.sink.emit(&|| Event::Retire { op, cycle: now });
+            }
             if let Some((flag, seq)) = publish {
-                let op = OpRef { warp: id, seq };
+                let op = OpRef {
+                    warp: id,
+                    seq,
+                    inst: 0,
+                };
                 let remote = self.cfg.remote_visibility as u64;
                 self.flags
                     .publish(flag, op, Scope::Device, nsms, now, remote);

@@ -40,10 +40,10 @@
 //!      one iteration race for a slot, and the GPU model may order their
 //!      stores unlike `sim`'s race resolution, which the program follows.
 //!
-//!   Signatures are stored before logging (the artifact's order), so a
-//!   signature may be new in a slot no entry covers; recovery cannot undo
-//!   those and the check accepts them (and keeps them out of clause 5's
-//!   evidence).
+//! Signatures are stored before logging (the artifact's order), so a
+//! signature may be new in a slot no entry covers; recovery cannot undo
+//! those and the check accepts them (and keeps them out of clause 5's
+//! evidence).
 
 mod gen;
 pub mod sim;

@@ -52,9 +52,9 @@
 //!      new: `logHashMap`'s dFence and kernel end before compaction, phase
 //!      2's dFence and kernel end before `clearLog1`.
 //!
-//!   After recovery (every partition cleared, the metadata log still
-//!   active) clause 3 holds only if the whole map is back to its old words:
-//!   the batch undone as a whole.
+//! After recovery (every partition cleared, the metadata log still
+//! active) clause 3 holds only if the whole map is back to its old words:
+//! the batch undone as a whole.
 
 mod gen;
 pub mod sim;

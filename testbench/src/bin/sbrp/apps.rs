@@ -6,13 +6,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
+use sbrp_testbench::crash::{median_worst, recovery_runs, Points, PointsReport};
 use sbrp_testbench::gpu_run::{resolve_config, ConfigSource, Overrides, Shadow};
 use sbrp_testbench::suite::{
-    figures, run_app, run_jobs, suite_jobs, AppRunOpts, BenchRun, SUITE_RUNS,
+    figures, run_app, run_jobs, suite_jobs, AppRunOpts, BenchRun, SuiteCheck, Table, RECOVERY_RUNS,
+    SUITE_RUNS,
 };
 use sbrp_workloads::{App, Build};
 
-use crate::args::{parse_sets, FaultArg};
+use crate::args::{jobs, parse_sets, FaultArg, GpuFaultArg};
 use crate::Verdict;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -107,10 +109,24 @@ pub struct BenchArgs {
     /// With `--cosim`: a number of SMs or `all`.
     #[arg(long, default_value = "all", requires = "cosim")]
     sms: String,
-    /// Record the run and check the app's invariant on the durable PM image
-    /// at the end (and whether it equals the crash-free final image).
+    /// Record the run; check the app's invariant on the durable PM image at
+    /// every cycle where it changed (and after recovery), the persistency
+    /// model's rules on the record (`sbrp check`), and whether the end
+    /// image equals the crash-free final image.
     #[arg(long)]
     check: bool,
+    /// Write the execution record as JSON to FILE (for `sbrp check`).
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// With `--check`: the app's invariant at this many durable points drawn
+    /// at random (with --seed) instead of at every one.
+    #[arg(long, requires = "check")]
+    points: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Threads for `--check`'s crash points (default: the cores).
+    #[arg(long)]
+    jobs: Option<usize>,
     /// Override one configuration value, e.g. `--set pb.window=12` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -122,6 +138,10 @@ pub struct BenchArgs {
     /// (experiments and negative controls; not a correct SBRP).
     #[arg(long, value_enum, default_value = "none")]
     unit_fault: FaultArg,
+    /// A deliberate deviation of the GPU model's persistency actions
+    /// (negative controls: `skip-epoch-flush`, `drop-scope`).
+    #[arg(long, value_enum, default_value = "none")]
+    gpu_fault: GpuFaultArg,
 }
 
 pub fn bench(a: &BenchArgs) -> Result<Verdict> {
@@ -141,10 +161,22 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
                 .with_context(|| format!("--sms {k}: a number of SMs (at least 1) or `all`"))?,
         ),
     };
+    if let Some(f) = &a.record {
+        crate::run::check_output("--record", f)?;
+    }
+    let points = match a.points {
+        Some(0) => bail!("--points 0: at least 1"),
+        Some(n) => Points::Sample { n, seed: a.seed },
+        None => Points::Every,
+    };
     let o = AppRunOpts {
         recovery: a.recovery,
         shadow,
         check_image: a.check,
+        keep_record: a.record.is_some(),
+        check_threads: jobs(a.jobs)?,
+        points: a.check.then_some(points),
+        gpu_fault: a.gpu_fault.into(),
         overrides: Overrides {
             artifact: a.artifact,
             set: parse_sets(&a.set)?,
@@ -153,6 +185,9 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
         ..AppRunOpts::new(build)
     };
     let r = run_app(app.as_ref(), &a.preset, &o)?;
+    if let (Some(f), Some(ex)) = (&a.record, &r.execution) {
+        crate::run::write_files(&[(f, serde_json::to_string(ex)?)])?;
+    }
     println!(
         "{} ({} {}) under {}: {} cycles, {} warp instructions, {} L1 PM read misses; {:.2} s, {:.2} M warp-instr/s",
         r.app,
@@ -194,6 +229,12 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
         Some(Err(e)) => println!("durable PM image: INVARIANT BROKEN: {e}"),
         None => {}
     }
+    if let Some(p) = &r.points {
+        print_points(p, r.points_secs);
+    }
+    if let Some(c) = &r.checker {
+        crate::check::print_report(c, 3, Some(r.checker_secs));
+    }
     for f in &r.failures {
         println!("FAILED: {f}");
     }
@@ -222,6 +263,20 @@ pub struct SuiteArgs {
     /// in every run (as `sbrp run --artifact`). Applied before `--set`.
     #[arg(long)]
     artifact: bool,
+    /// Skip the crash-consistency checks (every run is otherwise recorded
+    /// and checked by the persistency checker at every durable point, and
+    /// its end image by the app's invariant).
+    #[arg(long)]
+    no_check: bool,
+    /// Also check the app's invariant at this many durable points of every
+    /// run (drawn with a fixed seed).
+    #[arg(long, value_name = "N", conflicts_with = "no_check")]
+    crash_points: Option<usize>,
+    /// Figure 11's campaign: the recovery kernels from K crash points spread
+    /// over each app's timed run under epoch-near and SBRP-near (median and
+    /// worst recovery cycles beside the artifact's crash point).
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    recovery_points: usize,
 }
 
 pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
@@ -267,12 +322,34 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
             eprint!("\r{done}/{total} runs");
         }
     };
-    let runs = run_jobs(&apps, &jobs, threads, &over, &progress)?;
+    if a.crash_points == Some(0) {
+        bail!("--crash-points 0: at least 1");
+    }
+    let check = SuiteCheck {
+        check: !a.no_check,
+        points: a.crash_points.map(|n| Points::Sample { n, seed: 1 }),
+        keep_recovery_records: a.recovery_points > 0,
+    };
+    let mut runs = run_jobs(&apps, &jobs, threads, &over, &check, &progress)?;
+    let mut recovery_fails = vec![];
+    let campaign = if a.recovery_points > 0 {
+        Some(recovery_campaign(
+            &apps,
+            &mut runs,
+            &over,
+            a.recovery_points,
+            threads,
+            &mut recovery_fails,
+        )?)
+    } else {
+        None
+    };
     if tty {
         eprint!("\r{:20}\r", "");
     }
     let secs = t0.elapsed().as_secs_f64();
-    let tables = figures(&names, &runs);
+    let mut tables = figures(&names, &runs);
+    tables.extend(campaign);
     if over != Overrides::default() {
         println!("every run with {}\n", over.flags());
     }
@@ -290,15 +367,68 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
             instrs as f64 / s.max(1e-9) / 1e6
         );
     }
+    if check.check {
+        let persists: u64 = runs
+            .iter()
+            .filter_map(|r| r.checker.as_ref())
+            .map(|c| c.persists)
+            .sum();
+        let dpoints: u64 = runs
+            .iter()
+            .filter_map(|r| r.checker.as_ref())
+            .map(|c| c.durable_points)
+            .sum();
+        let tried: u64 = runs
+            .iter()
+            .filter_map(|r| r.points.as_ref())
+            .map(|p| p.tried)
+            .sum();
+        let broken = runs
+            .iter()
+            .filter(|r| {
+                r.checker.as_ref().is_some_and(|c| !c.ok())
+                    || r.points.as_ref().is_some_and(|p| p.failed > 0)
+                    || matches!(r.image, Some(Err(_)))
+            })
+            .count();
+        println!(
+            "crash consistency: {} runs, {persists} persists checked at {dpoints} durable points (persistency checker), app invariants on {} end images{}: {}",
+            runs.len(),
+            runs.len(),
+            if tried > 0 {
+                format!(" and {tried} crash points")
+            } else {
+                String::new()
+            },
+            if broken == 0 {
+                "all hold".to_string()
+            } else {
+                format!("{broken} runs BROKEN")
+            }
+        );
+    }
     let bad: Vec<&BenchRun> = runs.iter().filter(|r| !r.ok()).collect();
     for r in &bad {
+        let mut why = r.failures.clone();
+        if let Some(Err(e)) = &r.image {
+            why.push(format!("end image: {e}"));
+        }
+        if let Some(f) = r.points.as_ref().and_then(|p| p.first.as_ref()) {
+            why.push(format!("crash point at cycle {}: {}", f.cycle, f.message));
+        }
+        if let Some(v) = r.checker.as_ref().and_then(|c| c.violations.first()) {
+            why.push(format!("persist order: {v}"));
+        }
         println!(
-            "FAILED: {} under {}{}: {:?}",
+            "FAILED: {} under {}{}: {}",
             r.app,
             r.preset,
             if r.recovery { " (recovery)" } else { "" },
-            r.failures
+            why.join("; ")
         );
+    }
+    for f in &recovery_fails {
+        println!("FAILED: {f}");
     }
     println!(
         "{} runs on {threads} threads in {secs:.1} s (generating the apps: {gen:.1} s)",
@@ -317,7 +447,79 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
         write_all(&files)?;
         println!("wrote {} files into {}", files.len(), d.display());
     }
-    Ok(Verdict::of(bad.is_empty()))
+    Ok(Verdict::of(bad.is_empty() && recovery_fails.is_empty()))
+}
+
+/// Figure 11's campaign: for each app, the recovery kernels from `k` crash
+/// points of its timed runs under epoch-near and SBRP-near (their records
+/// kept by `run_jobs`), each image compared with the functional recovery;
+/// median and worst recovery cycles over epoch-near's recovery at the
+/// artifact's crash point.
+fn recovery_campaign(
+    apps: &[Box<dyn App>],
+    runs: &mut [BenchRun],
+    over: &Overrides,
+    k: usize,
+    threads: usize,
+    fails: &mut Vec<String>,
+) -> Result<Table> {
+    let mut t = Table::new(
+        "fig11-campaign",
+        &format!(
+            "Figure 11, campaign: recovery cycles from {k} crash points of the timed run (median, worst) over epoch-near at the artifact's crash point"
+        ),
+        &[
+            "epoch-near-med",
+            "epoch-near-worst",
+            "sbrp-near-med",
+            "sbrp-near-worst",
+        ],
+    );
+    for app in apps {
+        let base = runs
+            .iter()
+            .find(|r| r.app == app.name() && r.recovery && r.label == "epoch-near" && r.ok())
+            .map(|r| r.cycles as f64);
+        let mut row = vec![];
+        for preset in RECOVERY_RUNS {
+            let ex = runs
+                .iter_mut()
+                .find(|r| r.app == app.name() && !r.recovery && r.label == preset)
+                .and_then(|r| r.execution.take());
+            let mw = match ex {
+                Some(ex) => {
+                    let rr = recovery_runs(
+                        app.as_ref(),
+                        preset,
+                        over,
+                        &app.initial_image(),
+                        &ex,
+                        k,
+                        threads,
+                    )?;
+                    for x in rr.iter().filter(|x| !x.finished || x.differs_at.is_some()) {
+                        fails.push(format!(
+                            "{} under {preset}: recovery from the crash at cycle {} {}",
+                            app.name(),
+                            x.crash_cycle,
+                            match x.differs_at {
+                                Some(a) =>
+                                    format!("differs from the functional recovery at {a:#x}"),
+                                None => "did not finish".into(),
+                            }
+                        ));
+                    }
+                    median_worst(&rr)
+                }
+                None => None,
+            };
+            let rel = |c: u64| base.filter(|b| *b > 0.0).map(|b| c as f64 / b);
+            row.push(mw.and_then(|m| rel(m.0)));
+            row.push(mw.and_then(|m| rel(m.1)));
+        }
+        t.rows.push((app.name().to_string(), row));
+    }
+    Ok(t.means())
 }
 
 /// The output directory exists (or can be made) and is writable.
@@ -349,4 +551,18 @@ fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
         std::fs::rename(tmp(p), p).with_context(|| format!("cannot write {}", p.display()))?;
     }
     Ok(())
+}
+
+/// The invariant at every durable point, one line (and the first failure).
+pub fn print_points(p: &PointsReport, secs: f64) {
+    println!(
+        "crash points: {} durable points, {} tried, {} distinct images, {} broken; {secs:.2} s",
+        p.durable_points, p.tried, p.distinct, p.failed
+    );
+    if let Some(f) = &p.first {
+        println!(
+            "  first broken at cycle {} ({}): {}",
+            f.cycle, f.stage, f.message
+        );
+    }
 }

@@ -56,6 +56,38 @@ impl From<FaultArg> for Fault {
     }
 }
 
+/// A deliberate deviation of the GPU model's persistency actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GpuFaultArg {
+    None,
+    /// Epoch and GPM ordering points do not flush the PM lines.
+    SkipEpochFlush,
+    /// SBRP treats device-scope acquires and releases as block scope.
+    DropScope,
+}
+
+impl From<GpuFaultArg> for sbrp_gpu::sm::Fault {
+    fn from(f: GpuFaultArg) -> sbrp_gpu::sm::Fault {
+        use sbrp_gpu::sm::Fault;
+        match f {
+            GpuFaultArg::None => Fault::None,
+            GpuFaultArg::SkipEpochFlush => Fault::SkipEpochFlush,
+            GpuFaultArg::DropScope => Fault::DropScope,
+        }
+    }
+}
+
+/// `--jobs N`: at least 1, at most 256; default the cores.
+pub fn jobs(j: Option<usize>) -> Result<usize> {
+    match j {
+        None => Ok(std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)),
+        Some(n @ 1..=256) => Ok(n),
+        Some(n) => bail!("--jobs {n}: allowed 1 to 256"),
+    }
+}
+
 /// `--set KEY=VALUE` arguments (GPU configuration overrides) as pairs (the values are checked when applied).
 pub fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>> {
     set.iter()

@@ -10,7 +10,10 @@ mod area;
 mod args;
 mod bench_gpu;
 mod bench_unit;
+mod check;
 mod cosim;
+mod crash;
+mod mutate;
 mod prove;
 mod run;
 mod verilog;
@@ -75,6 +78,20 @@ enum Cmd {
     /// preset or configuration: cycles, misses, traffic, flushes, stalls.
     #[command(after_help = EXIT_CODES)]
     Run(run::RunArgs),
+    /// Check a saved execution record against the persistency model's rules
+    /// (persist memory order at every durable point, durability of fences
+    /// and releases, scoped persistency bugs).
+    #[command(after_help = EXIT_CODES)]
+    Check(check::CheckArgs),
+    /// A crash campaign: an app's durable PM image at every durable point of
+    /// a run (or a sample), its invariant before and after recovery, the
+    /// persistency checker, and recovery kernels run on the GPU model.
+    #[command(after_help = EXIT_CODES)]
+    Crash(crash::CrashArgs),
+    /// Mutation campaign: automatic single-site mutants of the generated
+    /// Verilog through lockstep suites and proofs, kill counts per check.
+    #[command(after_help = EXIT_CODES)]
+    Mutate(mutate::MutateArgs),
 }
 
 /// What a command found: every check passed, or one failed (exit 1).
@@ -114,6 +131,9 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => apps::bench(a),
         Cmd::Suite(a) => apps::suite(a),
         Cmd::BenchGpu(a) => bench_gpu::run(a),
+        Cmd::Check(a) => check::run(a),
+        Cmd::Crash(a) => crash::run(a),
+        Cmd::Mutate(a) => mutate::run(a),
     };
     match r {
         Ok(Verdict::Pass) => ExitCode::SUCCESS,

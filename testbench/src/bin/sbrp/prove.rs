@@ -37,6 +37,20 @@ pub struct ProveArgs {
     /// BMC; a property PDR leaves undecided in the time limit is a failed check.
     #[arg(long)]
     pdr: bool,
+    /// The deep search: every bounded property's BMC to at least 2N + 10
+    /// cycles (42 at 16 entries, where the PB has filled and wrapped), and
+    /// the broken variants whose counterexamples lie that deep.
+    #[arg(long)]
+    deep: bool,
+    /// Time limit of one BMC run, seconds (0: none); a run it stops short of
+    /// its depth is a failed check (not checked to its depth).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    bmc_seconds: u32,
+    /// Prove this Verilog file (top module sbrp_pb, the ports of --entries,
+    /// --warps, --lines) instead of the generated RTL, as `sbrp cosim --rtl`
+    /// simulates one.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["broken", "sabotage"])]
+    rtl: Option<PathBuf>,
     /// Directory for the Yosys logs; written only when every run behaved as expected.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -59,9 +73,26 @@ pub fn run(a: &ProveArgs) -> Result<Verdict> {
     if let Some(n) = &a.property {
         sbrp_silicon::property(n)?;
     }
+    if let Some(f) = &a.rtl {
+        if !f.is_file() {
+            anyhow::bail!("--rtl {}: no such file", f.display());
+        }
+    }
     println!(
-        "sbrp prove: entries {} warps {} lines {} actr_bits {} (yosys-abc)",
-        p.entries, p.warps, p.lines, p.actr_bits
+        "sbrp prove: entries {} warps {} lines {} actr_bits {} (yosys-abc){}{}",
+        p.entries,
+        p.warps,
+        p.lines,
+        p.actr_bits,
+        match &a.rtl {
+            Some(f) => format!(", RTL {}", f.display()),
+            None => String::new(),
+        },
+        if a.deep {
+            format!(", deep: BMC to {}", sbrp_silicon::deep_depth(p.entries))
+        } else {
+            String::new()
+        }
     );
     let opts = sbrp_silicon::ProveOptions {
         property: a.property.clone(),
@@ -70,6 +101,9 @@ pub fn run(a: &ProveArgs) -> Result<Verdict> {
         sabotage: a.sabotage,
         pdr_seconds: a.pdr_seconds,
         pdr: a.pdr,
+        deep: a.deep,
+        bmc_seconds: a.bmc_seconds,
+        rtl: a.rtl.clone(),
     };
     let r = sbrp_silicon::prove(&p, &opts)?;
     print!("{}", sbrp_silicon::format_proofs(&r));

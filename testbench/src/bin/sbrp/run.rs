@@ -148,7 +148,7 @@ pub fn run(a: &RunArgs) -> Result<Verdict> {
 }
 
 /// An output file's directory must exist (the run may be long).
-fn check_output(flag: &str, f: &Path) -> Result<()> {
+pub(crate) fn check_output(flag: &str, f: &Path) -> Result<()> {
     let dir = match f.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -176,7 +176,7 @@ fn part_path(f: &Path) -> PathBuf {
 /// Writes every file or none: each goes to its temporary file first; only
 /// when all are written are they renamed into place. On an error every
 /// temporary file (and any file already renamed) is removed.
-fn write_files(files: &[(&PathBuf, String)]) -> Result<()> {
+pub(crate) fn write_files(files: &[(&PathBuf, String)]) -> Result<()> {
     let parts: Vec<PathBuf> = files.iter().map(|(f, _)| part_path(f)).collect();
     let cleanup = |done: &[&PathBuf]| {
         for p in &parts {

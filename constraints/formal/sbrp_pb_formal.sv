@@ -1,6 +1,8 @@
 // Formal environment of the v2 persist buffer unit (docs/microarch.md): the
 // generated `sbrp_pb` with free inputs, constrained only by the interface
-// requirements of spec §2 (assumptions), and monitors with ghost state on its
+// requirements of spec §2 (assumptions: 1, 5, 6, 8 always, 2 where a
+// property needs it, else hooks are free; 9, a warp >= W, is left free: the
+// unit's answer to it is proved), and monitors with ghost state on its
 // ports (assertions). Nothing inside the unit is read, so the proofs hold for
 // any implementation of the port contract. Used by `sbrp prove`
 // (silicon/src/prove.rs), one property group per run, chosen by defines:
@@ -13,6 +15,7 @@
 //                          ENV_ACK_FREE     acks unconstrained (broken environment)
 //   properties             CHECK_ACTR CHECK_HANDSHAKE CHECK_LOST CHECK_PMO
 //                          CHECK_DURABLE CHECK_COALESCE CHECK_RELEASE CHECK_DRAIN
+//                          CHECK_XBLOCK
 //   cover statements       COVER_*
 //
 // All checks of a run are ANDed into one assertion `ok` (one AIGER property).
@@ -34,8 +37,9 @@ module sbrp_pb_formal #(
     input flush_ready, input [2:0] ack_count, input [1:0] ack_epoch, input inv_done,
     input drain_all,
     // witness choices: held from the first cycle (pick_*) or free each cycle (choose_*)
-    input [LW-1:0] pick_line, input [5:0] pick_warp,
-    input choose_s1, input choose_o, input choose_s2, input choose_ack, input [7:0] choose_acks
+    input [LW-1:0] pick_line, input [5:0] pick_warp, input [5:0] pick_warp2,
+    input choose_s1, input choose_o, input choose_s2, input choose_ack, input [7:0] choose_acks,
+    input choose_q
 );
     wire req_ready, rsp_valid, flush_valid, flush_evict, inv_req, idle, obs_full, obs_drain;
     wire [5:0] rsp_warp;
@@ -111,6 +115,12 @@ module sbrp_pb_formal #(
     always @* if (started && req_valid && names_line)
         for (s = 1; s <= 3; s = s + 1)
             if (sv[s] && (sop[s] == 3'd0 || sop[s] == 3'd7)) assume (sl[s] != req_line);
+
+    // 6. One request per warp in flight: no request of a warp whose request
+    // was taken 1..3 cycles ago (its response not yet seen).
+    always @* if (started && req_valid)
+        for (s = 1; s <= 3; s = s + 1)
+            if (sv[s]) assume (sw[s] != req_warp);
 
     // 2. Hooks follow the responses (ENV_HOOKS_EXACT), else they are free.
 `ifdef ENV_HOOKS_EXACT
@@ -237,6 +247,29 @@ module sbrp_pb_formal #(
     end
     wire s1_acked = wf_seen && !wf_out;
 
+    // ---- cross-warp block scope (CHECK_XBLOCK): after S1 (above) of ww, a
+    // pRel block R of ww, then a pAcq block Q of another warp wb taken after
+    // R's response (it saw R's flag), then a store S2 of wb.
+    // xp: 0 before R, 1 R seen, 2 Q seen, 3 S2 seen
+    reg [5:0] wb;
+    always @(posedge clock) if (!started) wb <= pick_warp2;
+    always @* if (started) assume (wb < W && wb != ww);
+    reg [1:0] xp;
+    reg [LW-1:0] x2_line;
+    reg [3:1] sq;                // request taken 1..3 cycles ago: after R's response
+    always @(posedge clock) sq <= {sq[2:1], xp != 2'd0};
+    wire xr_now = ph != 2'd0 && xp == 2'd0 && rsp_order && rop == 3'd4 && rsp_warp == ww && choose_o;
+    wire xq_now = xp == 2'd1 && rsp_order && rop == 3'd3 && rsp_warp == wb && sq[3] && choose_q;
+    wire x2_now = xp == 2'd2 && rsp_store && rsp_warp == wb && choose_s2;
+    always @(posedge clock) begin
+        if (rst_cyc) xp <= 0;
+        else begin
+            if (xr_now) xp <= 2'd1;
+            if (xq_now) xp <= 2'd2;
+            if (x2_now) begin xp <= 2'd3; x2_line <= rline; end
+        end
+    end
+
     always @* begin
         ok = 1'b1;
 `ifdef CHECK_ACTR
@@ -286,6 +319,11 @@ module sbrp_pb_formal #(
 `endif
 `ifdef CHECK_RELEASE
         if (rc > B) ok = 1'b0;
+`endif
+`ifdef CHECK_XBLOCK
+        // no flush carrying S2's line with wb's bit offered before S1's flush is acked
+        if (xp == 2'd3 && flush_valid && flush_line == x2_line && flush_warps[wb] && !s1_acked)
+            ok = 1'b0;
 `endif
 `ifdef CHECK_DRAIN
         // kernel end (drain_all held, no new requests, fair environment): the
@@ -372,6 +410,9 @@ module sbrp_pb_formal #(
 `endif
 `ifdef COVER_DRAIN
         assert (!(dr_had && idle));
+`endif
+`ifdef COVER_XBLOCK
+        assert (!(s1_acked && xp == 2'd3));
 `endif
     end
 endmodule

@@ -1,5 +1,5 @@
 # Timing constraints of the persist buffer unit (top module sbrp_pb), read by
-# OpenSTA in `sbrp area` (flow/sta_timing.tcl). Units: ns, pF (the liberty's).
+# OpenSTA in `sbrp area` (constraints/timing/sta_timing.tcl). Units: ns, pF (the liberty's).
 #
 # Clock: the SM clock of the paper's GPU configuration (SBRP, ASPLOS'23,
 # Table 1: "Clock speed 1365 MHz"), period 1000/1365 = 0.7326 ns, ideal (no
