@@ -377,3 +377,28 @@ fn warps_of_an_insert_cta_meet_the_same_barriers() {
         assert!(bars.iter().all(|&b| b == bars[0]), "CTA {c}: {bars:?}");
     }
 }
+
+/// Two groups racing for one slot in one iteration: the GPU model may land
+/// either signature last (the program follows `sim`'s choice), so a
+/// committed image holding the other one is consistent; a signature from
+/// no racing store is not.
+#[test]
+fn a_committed_slot_may_hold_either_racing_signature() {
+    let app = Gpkvs::new(None).unwrap();
+    let b = sbrp_workloads::gpkvs::sim::run(65_536);
+    let (&slot, sigs) = b
+        .last_sigs
+        .iter()
+        .filter(|(_, v)| v.len() > 1)
+        .min_by_key(|(s, _)| **s)
+        .expect("a race at the default size");
+    let won = b.post[&slot].0;
+    let other = *sigs.iter().find(|&&s| s != won).unwrap();
+    let fin = app.final_image();
+    app.check(&fin).unwrap();
+    let mut img = fin.clone();
+    img.set(app.layout().sig_addr(slot), other as u64);
+    app.check(&img).unwrap();
+    img.set(app.layout().sig_addr(slot), 12345);
+    assert!(app.check(&img).unwrap_err().contains("a value lost"));
+}

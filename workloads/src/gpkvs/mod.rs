@@ -35,7 +35,10 @@
 //!      them, not one: the dFence after each loc store and the insert
 //!      kernel's end before `invalidateLog` clears partition 0. That no
 //!      entry exists before the batch: `logDummy`'s kernel ends before the
-//!      insert kernel.
+//!      insert kernel. The final signature is any of those stored in the
+//!      slot's last writing iteration (`sim::Batch::last_sigs`): groups of
+//!      one iteration race for a slot, and the GPU model may order their
+//!      stores unlike `sim`'s race resolution, which the program follows.
 //!
 //! Signatures are stored before logging (the artifact's order), so a
 //! signature may be new in a slot no entry covers; recovery cannot undo
@@ -45,7 +48,7 @@
 mod gen;
 pub mod sim;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use sbrp_trace::program::Program;
 
@@ -237,11 +240,15 @@ impl App for Gpkvs {
         let log = &self.lay.log;
         log.check_shape(image, 16, "gpkvs")?;
         let active = log.size_of(image, 0) == 16;
+        // Clause 2, over the partitions whose head says one entry.
         let mut covered = HashSet::new();
-        for p in 1..log.parts {
-            let Some(e) = self.durable_entry(image, p) else {
+        let h0 = log.head(0);
+        for (&a, &h) in image.words.range(log.head(1)..log.head(log.parts)) {
+            let p = (a - h0) / 8;
+            if !(a - h0).is_multiple_of(8) || (h & 0xffff_ffff) < log.start(p) + 16 {
                 continue;
-            };
+            }
+            let e: [u64; 4] = std::array::from_fn(|k| log.word_of(image, p, k as u64));
             match self.entry_of(p as usize - 1) {
                 Some(want) if want == e => {
                     covered.insert(entry_slot(&e));
@@ -260,27 +267,48 @@ impl App for Gpkvs {
                 }
             }
         }
+        // The table's words by slot (one pass); clause 3 for slots the
+        // batch never wrote.
         let b = &self.batch;
-        // Evidence that the batch committed: a new loc, or (inactive) a
-        // slot some durable entry covers still holding a signature, which
-        // recovery would have zeroed.
+        let mut cur: HashMap<u64, (u64, u64)> = HashMap::new();
+        let end = self.lay.table + BUCKETS * 32;
+        for (&a, &v) in image.words.range(self.lay.table..end) {
+            let off = a - self.lay.table;
+            let slot = (off / 32) * 4 + (off % 16) / 4;
+            if v != 0 && !b.post.contains_key(&slot) {
+                return Err(format!(
+                    "gpkvs: table word {a:#x} = {v} in a slot the batch never wrote"
+                ));
+            }
+            let w = cur.entry(slot).or_default();
+            if off % 32 < 16 {
+                w.0 = v;
+            } else {
+                w.1 = v;
+            }
+        }
+        let at = |slot: u64| cur.get(&slot).copied().unwrap_or_default();
+        // Evidence that the batch committed (clause 5): a new loc, or (when
+        // inactive) a slot some durable entry covers still holding a
+        // signature, which recovery would have zeroed.
         let committed = !active
-            && (b.post.iter().any(|(&slot, &(_, loc))| {
-                loc != 0 && image.get(self.lay.loc_addr(slot)) == loc as u64
-            }) || covered
+            && (b
+                .post
                 .iter()
-                .any(|&slot| image.get(self.lay.sig_addr(slot)) != 0));
+                .any(|(&slot, &(_, loc))| loc != 0 && at(slot).1 == loc as u64)
+                || covered.iter().any(|&slot| at(slot).0 != 0));
         for (&slot, &(sig, loc)) in &b.post {
-            let (s, l) = (
-                image.get(self.lay.sig_addr(slot)),
-                image.get(self.lay.loc_addr(slot)),
-            );
+            let (s, l) = at(slot);
             let (bucket, lane) = (slot / 4, slot % 4);
             if committed {
-                if s != sig as u64 || l != loc as u64 {
+                // A signature of the slot's last writing iteration: the one
+                // the program follows ({sig}) or one that raced with it.
+                let last = &b.last_sigs[&slot];
+                if !last.contains(&(s as u32)) || l != loc as u64 {
                     return Err(format!(
                         "gpkvs: bucket {bucket} slot {lane} holds ({s}, {l}) with the batch \
-                         committed, not the batch's ({sig}, {loc}) (a value lost)"
+                         committed, not the batch's ({sig}, {loc}) (a value lost; final \
+                         signatures {last:?})"
                     ));
                 }
                 continue;
@@ -299,16 +327,6 @@ impl App for Gpkvs {
                 return Err(format!(
                     "gpkvs: bucket {bucket} slot {lane} has its new loc {l} but no durable log \
                      entry covers it (value persisted before its log)"
-                ));
-            }
-        }
-        let end = self.lay.table + BUCKETS * 32;
-        for (&a, &v) in image.words.range(self.lay.table..end) {
-            let off = a - self.lay.table;
-            let slot = (off / 32) * 4 + (off % 16) / 4;
-            if v != 0 && !b.post.contains_key(&slot) {
-                return Err(format!(
-                    "gpkvs: table word {a:#x} = {v} in a slot the batch never wrote"
                 ));
             }
         }

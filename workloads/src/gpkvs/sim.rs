@@ -80,6 +80,10 @@ pub struct Batch {
     pub post: HashMap<u64, (u32, u32)>,
     /// Every signature stored to each slot, in order.
     pub sig_writes: HashMap<u64, Vec<u32>>,
+    /// The signatures stored to each slot in the last iteration that stored
+    /// any: groups of one iteration race, and on the GPU model any of them
+    /// may land last (the race resolution above decides only the program).
+    pub last_sigs: HashMap<u64, Vec<u32>>,
 }
 
 /// The input: element `i` of block `b`'s slice hashes uniformly into that
@@ -125,6 +129,9 @@ pub fn run(n: u64) -> Batch {
         steps_per_block,
         ..Batch::default()
     };
+    // Iterations so far, and per slot (iteration, signatures) of its last.
+    let mut iteration = 0u64;
+    let mut last: HashMap<u64, (u64, Vec<u32>)> = HashMap::new();
     for blk in 0..BLOCKS as usize {
         for s in 0..steps_per_block {
             let first = blk * per_block + s * GROUPS;
@@ -167,12 +174,16 @@ pub fn run(n: u64) -> Batch {
                         }
                     }
                     // Stores in key order: the last writer of a slot wins.
+                    iteration += 1;
                     for &(g, bk, l) in &writes {
                         table.entry(bk).or_insert([0; 4])[l as usize] = keys[g].sig;
-                        b.sig_writes
-                            .entry(bk * 4 + l as u64)
-                            .or_default()
-                            .push(keys[g].sig);
+                        let slot = bk * 4 + l as u64;
+                        b.sig_writes.entry(slot).or_default().push(keys[g].sig);
+                        let last = last.entry(slot).or_insert((iteration, vec![]));
+                        if last.0 != iteration {
+                            *last = (iteration, vec![]);
+                        }
+                        last.1.push(keys[g].sig);
                     }
                     if count[phase] == GROUPS {
                         // The breaking iteration: every group idle.
@@ -211,6 +222,7 @@ pub fn run(n: u64) -> Batch {
             }
         }
     }
+    b.last_sigs = last.into_iter().map(|(slot, (_, v))| (slot, v)).collect();
     b.elems = elems;
     b
 }
