@@ -7,6 +7,7 @@
 pub mod gpkvs;
 pub mod hm;
 pub mod image;
+pub mod incremental;
 pub mod layout;
 pub mod log;
 pub mod mq;
@@ -15,6 +16,7 @@ pub mod scan;
 pub mod srad;
 
 pub use image::{Durable, PmImage};
+pub use incremental::Incremental;
 
 use sbrp_trace::program::Program;
 
@@ -58,6 +60,12 @@ pub trait App: Send + Sync {
     fn recover(&self, image: &PmImage) -> PmImage;
     /// The invariant the app's ordering protects: Err says what is wrong.
     fn check(&self, image: &PmImage) -> Result<(), String>;
+    /// `check` (before and after `recover`) kept up to date from `img` on,
+    /// for campaigns at every durable point; None: only `check`.
+    fn incremental(&self, img: &PmImage) -> Option<Box<dyn Incremental + '_>> {
+        let _ = img;
+        None
+    }
     /// A copy of `image` with the invariant broken (a negative control).
     fn corrupt(&self, image: &PmImage) -> PmImage;
 }

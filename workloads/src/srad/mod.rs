@@ -40,9 +40,11 @@
 //!   srad_cuda_2 reads them.
 
 mod gen;
+mod inc;
 
 use sbrp_trace::program::Program;
 
+use crate::incremental::Incremental;
 use crate::layout::Alloc;
 use crate::{App, Build, PmImage};
 
@@ -380,6 +382,9 @@ impl App for Srad {
     }
     /// The first pixel with a persisted coefficient gets N = the marker; if
     /// none has one, pixel (0, 0) gets its coefficient with N left unset.
+    fn incremental(&self, img: &PmImage) -> Option<Box<dyn Incremental + '_>> {
+        Some(Box::new(inc::SradInc::new(self, img)))
+    }
     fn corrupt(&self, image: &PmImage) -> PmImage {
         let mut img = image.clone();
         let hit = (0..self.side)

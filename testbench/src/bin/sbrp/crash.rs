@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use sbrp_testbench::crash::{check_points, recovery_runs, Points, RecoveryRun};
+use sbrp_testbench::crash::{check_points_with, recovery_runs, Points, RecoveryRun};
 use sbrp_testbench::gpu_run::Overrides;
 use sbrp_testbench::gpu_run::{resolve_config, ConfigSource};
 use sbrp_testbench::suite::{checker_model, run_app, AppRunOpts};
@@ -67,6 +67,10 @@ pub struct CrashArgs {
     /// Threads (default: the cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Check each distinct image with the app's whole invariant and
+    /// recovery, even where it has an incremental form (slower; to compare).
+    #[arg(long)]
+    full_check: bool,
 }
 
 /// What `sbrp crash --json` writes.
@@ -83,6 +87,14 @@ pub struct CrashReport {
     pub recovery: Vec<RecoveryRun>,
     pub recovery_worst: Option<u64>,
     pub recovery_median: Option<u64>,
+    /// Wall time of the run (or of reading the record), of the crash
+    /// points, of the checker and of the recovery runs.
+    pub run_secs: f64,
+    pub points_secs: f64,
+    pub checker_secs: f64,
+    pub recovery_secs: f64,
+    /// Whether the points were checked incrementally (`App::incremental`).
+    pub incremental: bool,
     pub secs: f64,
     pub ok: bool,
 }
@@ -148,9 +160,17 @@ pub fn run(a: &CrashArgs) -> Result<Verdict> {
         (Some(n), _) => Points::Sample { n, seed: a.seed },
         (None, None) => Points::Every,
     };
-    let points = check_points(app.as_ref(), &init, &ex, which, threads);
+    let run_secs = t0.elapsed().as_secs_f64();
+    let incremental =
+        !a.full_check && !matches!(which, Points::At(_)) && app.incremental(&init).is_some();
+    let t = std::time::Instant::now();
+    let points = check_points_with(app.as_ref(), &init, &ex, which, threads, a.full_check);
+    let points_secs = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
     let checker = check::check(&ex, &check::Options::new(checker_model(cfg.model)))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let checker_secs = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
     let recovery = recovery_runs(
         app.as_ref(),
         &a.preset,
@@ -160,6 +180,7 @@ pub fn run(a: &CrashArgs) -> Result<Verdict> {
         a.recover_sim,
         threads,
     )?;
+    let recovery_secs = t.elapsed().as_secs_f64();
     let mut cycles: Vec<u64> = recovery.iter().map(|r| r.cycles).collect();
     cycles.sort_unstable();
     let recovery_ok = recovery
@@ -178,6 +199,11 @@ pub fn run(a: &CrashArgs) -> Result<Verdict> {
         points,
         checker,
         recovery,
+        run_secs,
+        points_secs,
+        checker_secs,
+        recovery_secs,
+        incremental,
         secs: t0.elapsed().as_secs_f64(),
         ok,
     };
@@ -200,8 +226,16 @@ fn print(r: &CrashReport, unit: &str) {
     );
     let p = &r.points;
     println!(
-        "crash points: {} tried, {} distinct images, {} broken",
-        p.tried, p.distinct, p.failed
+        "crash points: {} tried, {} distinct images, {} broken ({:.1} s, {})",
+        p.tried,
+        p.distinct,
+        p.failed,
+        r.points_secs,
+        if r.incremental {
+            "incremental invariant"
+        } else {
+            "whole invariant per image"
+        }
     );
     if let Some(f) = &p.first {
         println!(
