@@ -51,6 +51,7 @@
 use sbrp_trace::program::{CtaCode, FenceScope, Instr, KernelInfo, Program, Space, Values};
 use sbrp_trace::Scope;
 
+use crate::incremental::{reevaluate, Broken, Incremental};
 use crate::layout::{self, Alloc};
 use crate::{App, Build, PmImage};
 
@@ -413,7 +414,107 @@ impl Program for ScanProgram<'_> {
     }
 }
 
+impl Scan {
+    /// The invariant for warp `w` of block `b` (`lv`: the block's levels,
+    /// computed on first use).
+    fn check_warp(
+        &self,
+        image: &PmImage,
+        b: u32,
+        w: u32,
+        lv: &mut Option<Vec<[u32; THREADS as usize]>>,
+    ) -> Result<(), String> {
+        let mut lvls = [0u64; 2];
+        for c in 0..2u32 {
+            let f = image.get(self.flag_addr(b, c, w));
+            let lvl = f & LEVEL_MASK;
+            if f & !(LEVEL_MASK | CONSUMED) != 0 || lvl > ITERS as u64 + 1 || (lvl == 0 && f != 0) {
+                return Err(format!(
+                    "block {b} warp {w}: flag of copy {c} holds {f:#x}, no level"
+                ));
+            }
+            if lvl != 0 && (lvl - 1) % 2 != c as u64 {
+                return Err(format!(
+                    "block {b} warp {w}: flag of copy {c} says level {}, which lives in copy {}",
+                    lvl - 1,
+                    (lvl - 1) % 2
+                ));
+            }
+            lvls[c as usize] = lvl;
+        }
+        let top = usize::from(lvls[1] > lvls[0]);
+        for (c, &lvl) in lvls.iter().enumerate() {
+            if lvl == 0 {
+                continue;
+            }
+            let l = (lvl - 1) as usize;
+            let lv = lv.get_or_insert_with(|| self.levels(b));
+            for lane in 0..32 {
+                let t = (w * 32 + lane) as usize;
+                let got = image.get(self.data_addr(b, c as u32, w) + 4 * lane as u64);
+                let want = lv[l][t] as u64;
+                let next = lv.get(l + 2).map(|v| v[t] as u64);
+                if got != want && (c == top || Some(got) != next) {
+                    return Err(format!(
+                        "block {b} warp {w} lane {lane}: flag of copy {c} says level {l} but the value is {got:#x}, not {want:#x}"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Scan's invariant incrementally (`crate::incremental`): one unit per warp
+/// of each block (its two flags and two copies). Recovery rewrites words
+/// with their own values, so the invariant after it is the same.
+struct ScanInc<'a> {
+    app: &'a Scan,
+    broken: Broken,
+    units: Vec<usize>,
+}
+
+impl ScanInc<'_> {
+    fn ok(app: &Scan, img: &PmImage, u: usize) -> bool {
+        let (b, w) = ((u / WARPS as usize) as u32, (u % WARPS as usize) as u32);
+        app.check_warp(img, b, w, &mut None).is_ok()
+    }
+}
+
+impl Incremental for ScanInc<'_> {
+    fn update(&mut self, img: &PmImage, changed: &[u64]) -> bool {
+        let app = self.app;
+        let nb = app.blocks as u64;
+        for &a in changed {
+            let u = if (app.sdata..app.sdata + nb * 1024).contains(&a) {
+                let off = a - app.sdata;
+                off / 1024 * WARPS as u64 + off % 512 / 128
+            } else if (app.locks..app.locks + nb * 256).contains(&a) {
+                let off = a - app.locks;
+                off / 256 * WARPS as u64 + off % 128 / 32
+            } else {
+                continue;
+            };
+            self.units.push(u as usize);
+        }
+        reevaluate(&mut self.broken, &mut self.units, |u| Self::ok(app, img, u));
+        self.broken.none()
+    }
+}
+
 impl App for Scan {
+    fn incremental(&self, img: &PmImage) -> Option<Box<dyn Incremental + '_>> {
+        let n = (self.blocks * WARPS) as usize;
+        let mut broken = Broken::new(n);
+        for u in 0..n {
+            broken.set(u, ScanInc::ok(self, img, u));
+        }
+        Some(Box::new(ScanInc {
+            app: self,
+            broken,
+            units: vec![],
+        }))
+    }
     fn name(&self) -> &'static str {
         "scan"
     }
@@ -505,46 +606,7 @@ impl App for Scan {
         for b in 0..self.blocks {
             let mut lv = None;
             for w in 0..WARPS {
-                let mut lvls = [0u64; 2];
-                for c in 0..2u32 {
-                    let f = image.get(self.flag_addr(b, c, w));
-                    let lvl = f & LEVEL_MASK;
-                    if f & !(LEVEL_MASK | CONSUMED) != 0
-                        || lvl > ITERS as u64 + 1
-                        || (lvl == 0 && f != 0)
-                    {
-                        return Err(format!(
-                            "block {b} warp {w}: flag of copy {c} holds {f:#x}, no level"
-                        ));
-                    }
-                    if lvl != 0 && (lvl - 1) % 2 != c as u64 {
-                        return Err(format!(
-                            "block {b} warp {w}: flag of copy {c} says level {}, which lives in copy {}",
-                            lvl - 1,
-                            (lvl - 1) % 2
-                        ));
-                    }
-                    lvls[c as usize] = lvl;
-                }
-                let top = usize::from(lvls[1] > lvls[0]);
-                for (c, &lvl) in lvls.iter().enumerate() {
-                    if lvl == 0 {
-                        continue;
-                    }
-                    let l = (lvl - 1) as usize;
-                    let lv = lv.get_or_insert_with(|| self.levels(b));
-                    for lane in 0..32 {
-                        let t = (w * 32 + lane) as usize;
-                        let got = image.get(self.data_addr(b, c as u32, w) + 4 * lane as u64);
-                        let want = lv[l][t] as u64;
-                        let next = lv.get(l + 2).map(|v| v[t] as u64);
-                        if got != want && (c == top || Some(got) != next) {
-                            return Err(format!(
-                                "block {b} warp {w} lane {lane}: flag of copy {c} says level {l} but the value is {got:#x}, not {want:#x}"
-                            ));
-                        }
-                    }
-                }
+                self.check_warp(image, b, w, &mut lv)?;
             }
         }
         Ok(())

@@ -87,11 +87,13 @@
 //!      thread 0's store.
 
 mod gen;
+mod inc;
 
 use std::sync::OnceLock;
 
 use sbrp_trace::program::{Instr, Program};
 
+use crate::incremental::Incremental;
 use crate::layout::Alloc;
 use crate::{App, Build, PmImage};
 use gen::Gen;
@@ -492,6 +494,61 @@ impl Reduction {
         }
         Ok(())
     }
+
+    /// Clause 2 for launch `l`: a final-tree slot after the results its
+    /// warp acquired.
+    fn check_final(&self, image: &PmImage, l: u64) -> Result<(), String> {
+        let fin = self.read_region(image, self.region(l, BLOCKS));
+        let deps = final_deps();
+        let mut seen = 0u64;
+        for (t, &x) in fin.iter().enumerate() {
+            let need = deps[t] & !seen;
+            if x == 0 || need == 0 {
+                continue;
+            }
+            for b in (0..BLOCKS).filter(|b| need & (1 << b) != 0) {
+                let res = self.result(l, b) as u64;
+                if image.get(self.region(l, b)) != res {
+                    return Err(format!(
+                        "reduction: launch {l}'s final tree slot {t} is set but block {b}'s \
+                         result is not durable in its tree"
+                    ));
+                }
+                let g = image.get(self.g_odata(b));
+                if !(l..self.launches).any(|k| self.result(k, b) as u64 == g) {
+                    return Err(format!(
+                        "reduction: launch {l}'s final tree slot {t} is set but block {b}'s \
+                         result is not durable in g_odata[{b}] (it holds {g}; released \
+                         before durable)"
+                    ));
+                }
+            }
+            seen |= need;
+        }
+        Ok(())
+    }
+
+    /// `g_odata[i]`: a result (or the total) of some launch whose tree has it.
+    fn check_g_odata(&self, image: &PmImage, i: u32) -> Result<(), String> {
+        let v = image.get(self.g_odata(i));
+        if v == 0 {
+            return Ok(());
+        }
+        let ok = (0..self.launches).any(|l| {
+            let want = if i == BLOCKS {
+                self.total(l)
+            } else {
+                self.result(l, i)
+            } as u64;
+            v == want && image.get(self.region(l, i)) == want
+        });
+        if !ok {
+            return Err(format!(
+                "reduction: g_odata[{i}] = {v} is no durable result of any launch"
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl App for Reduction {
@@ -551,60 +608,19 @@ impl App for Reduction {
     fn recover(&self, image: &PmImage) -> PmImage {
         image.clone()
     }
+    fn incremental(&self, img: &PmImage) -> Option<Box<dyn Incremental + '_>> {
+        Some(Box::new(inc::ReductionInc::new(self, img)))
+    }
     fn check(&self, image: &PmImage) -> Result<(), String> {
         for l in 0..self.launches {
             for b in 0..BLOCKS {
                 self.check_tree(image, l, b)?;
             }
             self.check_tree(image, l, BLOCKS)?;
-            // Clause 2: a final-tree slot after the results its warp acquired.
-            let fin = self.read_region(image, self.region(l, BLOCKS));
-            let deps = final_deps();
-            let mut seen = 0u64;
-            for (t, &x) in fin.iter().enumerate() {
-                let need = deps[t] & !seen;
-                if x == 0 || need == 0 {
-                    continue;
-                }
-                for b in (0..BLOCKS).filter(|b| need & (1 << b) != 0) {
-                    let res = self.result(l, b) as u64;
-                    if image.get(self.region(l, b)) != res {
-                        return Err(format!(
-                            "reduction: launch {l}'s final tree slot {t} is set but block {b}'s \
-                             result is not durable in its tree"
-                        ));
-                    }
-                    let g = image.get(self.g_odata(b));
-                    if !(l..self.launches).any(|k| self.result(k, b) as u64 == g) {
-                        return Err(format!(
-                            "reduction: launch {l}'s final tree slot {t} is set but block {b}'s \
-                             result is not durable in g_odata[{b}] (it holds {g}; released \
-                             before durable)"
-                        ));
-                    }
-                }
-                seen |= need;
-            }
+            self.check_final(image, l)?;
         }
-        // g_odata: a result (or the total) of some launch whose tree has it.
         for i in 0..TREES as u32 {
-            let v = image.get(self.g_odata(i));
-            if v == 0 {
-                continue;
-            }
-            let ok = (0..self.launches).any(|l| {
-                let want = if i == BLOCKS {
-                    self.total(l)
-                } else {
-                    self.result(l, i)
-                } as u64;
-                v == want && image.get(self.region(l, i)) == want
-            });
-            if !ok {
-                return Err(format!(
-                    "reduction: g_odata[{i}] = {v} is no durable result of any launch"
-                ));
-            }
+            self.check_g_odata(image, i)?;
         }
         Ok(())
     }
