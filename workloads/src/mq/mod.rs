@@ -47,9 +47,12 @@
 //!   acquired by the leader before it writes the completion record that
 //!   puts the batch inside (a start record holds the state before its op).
 
+mod inc;
+
 use sbrp_trace::program::{CtaCode, FenceScope, Instr, KernelInfo, Program, Space, Values};
 use sbrp_trace::Scope;
 
+use crate::incremental::Incremental;
 use crate::layout::{self, lanes, Alloc};
 use crate::{App, Build, PmImage};
 
@@ -294,6 +297,57 @@ impl Mq {
             }
         }
         img
+    }
+
+    /// The invariant for queue `q`.
+    fn check_queue(&self, image: &PmImage, q: u32) -> Result<(), String> {
+        for s in self.batch_starts(image, q)? {
+            self.check_batch(image, q, s)?;
+        }
+        Ok(())
+    }
+
+    /// The slots where the batches of queue `q` start, from its head/tail
+    /// as recovery rebuilds them (Err: no state of its history).
+    fn batch_starts(&self, image: &PmImage, q: u32) -> Result<Vec<u32>, String> {
+        let ((h, t), _) = self.recovered(image, q)?;
+        let ops = &self.per_queue[q as usize];
+        let known = (h, t) == (0, 0) || ops.iter().any(|&i| self.cmds[i as usize].post == (h, t));
+        if !known {
+            return Err(format!(
+                "queue {q}: recovered head/tail ({h}, {t}) is no state of its history"
+            ));
+        }
+        let len = (t + QUEUE_LEN - h) % QUEUE_LEN;
+        Ok((0..len / BATCH)
+            .map(|m| (h + m * BATCH) % QUEUE_LEN)
+            .collect())
+    }
+
+    /// The command whose batch starts at slot `s` of queue `q`, by the
+    /// value there.
+    fn batch_owner(&self, image: &PmImage, q: u32, s: u32) -> Result<u32, String> {
+        let v0 = image.get(self.slot_addr(q, s));
+        let id = v0 / BATCH as u64;
+        let owner = self.cmds.get(id as usize).filter(|c| {
+            v0.is_multiple_of(BATCH as u64) && c.op == Op::Insert && c.queue == q && c.pre.1 == s
+        });
+        if owner.is_none() {
+            return Err(format!(
+                "queue {q}: slot {s} holds {v0:#x}, the start of no batch inserted there"
+            ));
+        }
+        Ok(id as u32)
+    }
+
+    fn check_batch(&self, image: &PmImage, q: u32, s: u32) -> Result<(), String> {
+        let id = self.batch_owner(image, q, s)?;
+        if let Some((slot, got)) = self.batch_mismatch(image, q, s, id) {
+            return Err(format!(
+                "queue {q}: batch of command {id} is only partly present (slot {slot} holds {got:#x})"
+            ));
+        }
+        Ok(())
     }
 
     /// Head/tail of queue `q` as recovery rebuilds them from `img`'s records,
@@ -646,39 +700,12 @@ impl App for Mq {
     /// Every batch is entirely in or entirely out of its queue: the head/tail
     /// recovery rebuilds from the records is a state of the queue's history,
     /// and each batch between them is whole.
+    fn incremental(&self, img: &PmImage) -> Option<Box<dyn Incremental + '_>> {
+        Some(Box::new(inc::MqInc::new(self, img)))
+    }
     fn check(&self, image: &PmImage) -> Result<(), String> {
         for q in 0..QUEUES {
-            let ((h, t), _) = self.recovered(image, q)?;
-            let ops = &self.per_queue[q as usize];
-            let known =
-                (h, t) == (0, 0) || ops.iter().any(|&i| self.cmds[i as usize].post == (h, t));
-            if !known {
-                return Err(format!(
-                    "queue {q}: recovered head/tail ({h}, {t}) is no state of its history"
-                ));
-            }
-            let len = (t + QUEUE_LEN - h) % QUEUE_LEN;
-            for m in 0..len / BATCH {
-                let s = (h + m * BATCH) % QUEUE_LEN;
-                let v0 = image.get(self.slot_addr(q, s));
-                let id = v0 / BATCH as u64;
-                let owner = self.cmds.get(id as usize).filter(|c| {
-                    v0.is_multiple_of(BATCH as u64)
-                        && c.op == Op::Insert
-                        && c.queue == q
-                        && c.pre.1 == s
-                });
-                if owner.is_none() {
-                    return Err(format!(
-                        "queue {q}: slot {s} holds {v0:#x}, the start of no batch inserted there"
-                    ));
-                }
-                if let Some((slot, got)) = self.batch_mismatch(image, q, s, id as u32) {
-                    return Err(format!(
-                        "queue {q}: batch of command {id} is only partly present (slot {slot} holds {got:#x})"
-                    ));
-                }
-            }
+            self.check_queue(image, q)?;
         }
         Ok(())
     }
