@@ -57,11 +57,13 @@
 //! the batch undone as a whole.
 
 mod gen;
+mod inc;
 pub mod sim;
 
 use sbrp_trace::program::Program;
 
 use crate::image::PmImage;
+use crate::incremental::Incremental;
 use crate::layout::Alloc;
 use crate::log::ConvLog;
 use crate::{App, Build};
@@ -338,6 +340,9 @@ impl App for Hm {
             self.lay.node_log.apply_clear(&mut img, p);
         }
         img
+    }
+    fn incremental(&self, img: &PmImage) -> Option<Box<dyn Incremental + '_>> {
+        Some(Box::new(inc::HmInc::new(self, img)))
     }
     fn check(&self, image: &PmImage) -> Result<(), String> {
         let lay = &self.lay;
