@@ -46,6 +46,7 @@
 //! evidence).
 
 mod gen;
+mod inc;
 pub mod sim;
 
 use std::collections::{HashMap, HashSet};
@@ -53,6 +54,7 @@ use std::collections::{HashMap, HashSet};
 use sbrp_trace::program::Program;
 
 use crate::image::PmImage;
+use crate::incremental::Incremental;
 use crate::layout::Alloc;
 use crate::log::ConvLog;
 use crate::{App, Build};
@@ -235,6 +237,9 @@ impl App for Gpkvs {
         }
         log.apply_clear(&mut img, 0);
         img
+    }
+    fn incremental(&self, img: &PmImage) -> Option<Box<dyn Incremental + '_>> {
+        Some(Box::new(inc::GpkvsInc::new(self, img)))
     }
     fn check(&self, image: &PmImage) -> Result<(), String> {
         let log = &self.lay.log;
