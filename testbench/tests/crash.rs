@@ -1,13 +1,15 @@
 //! Crash consistency (`docs/checker.md`): the six apps at reduced sizes under
-//! sbrp-near, epoch-near and sbrp-far, each run's durable image at 200 crash
-//! points (the app's invariant before and after functional recovery) and the
-//! persistency checker at every durable point: zero failures for the correct
-//! models. Negative controls: broken units and a broken epoch model are
-//! caught, by the invariants or by the checker.
+//! sbrp-near, epoch-near and sbrp-far, each run's durable image at every
+//! durable point (the app's incremental invariant before and after
+//! functional recovery) and the persistency checker at every durable point:
+//! zero failures for the correct models. Negative controls: broken units
+//! and a broken epoch model are caught, by the invariants or by the
+//! checker. On sampled points of correct and broken runs the incremental
+//! invariants agree with the whole ones (`App::check` after `App::recover`).
 //!
 //! Run in release for speed: `cargo test --release -p sbrp-testbench --test crash`.
 
-use sbrp_testbench::crash::{check_points, Points};
+use sbrp_testbench::crash::{check_points, check_points_with, Points};
 use sbrp_testbench::gpu_run::{resolve_config, ConfigSource, Overrides};
 use sbrp_testbench::suite::{checker_model, run_app, AppRunOpts};
 use sbrp_trace::check;
@@ -28,15 +30,8 @@ fn apps() -> Vec<Box<dyn App>> {
     .collect()
 }
 
-/// Crash points per run: 200, but HM's invariant walks its whole map (0.2 s
-/// an image at any size), so 20 there.
-fn points(a: &dyn App) -> usize {
-    if a.name() == "hm" {
-        20
-    } else {
-        200
-    }
-}
+/// Points where the whole invariant is compared with the incremental one.
+const COMPARED: usize = 40;
 
 struct Outcome {
     durable_points: u64,
@@ -51,6 +46,7 @@ fn campaign(
     preset: &str,
     unit_fault: sbrp_sim_fast::Fault,
     gpu_fault: sbrp_gpu::sm::Fault,
+    compare: bool,
 ) -> Outcome {
     let o = AppRunOpts {
         keep_record: true,
@@ -61,16 +57,35 @@ fn campaign(
     let r = run_app(a, preset, &o).unwrap();
     assert!(r.finished, "{} under {preset}: {:?}", a.name(), r.failures);
     let ex = r.execution.unwrap();
-    let p = check_points(
-        a,
-        &a.initial_image(),
-        &ex,
-        Points::Sample {
-            n: points(a),
+    let init = a.initial_image();
+    let p = check_points(a, &init, &ex, Points::Every, 2);
+    if compare {
+        let some = Points::Sample {
+            n: COMPARED,
             seed: 1,
-        },
-        2,
-    );
+        };
+        let [inc, whole] =
+            [false, true].map(|full| check_points_with(a, &init, &ex, some, 2, full));
+        assert!(
+            a.incremental(&init).is_some(),
+            "{} has no incremental invariant",
+            a.name()
+        );
+        assert_eq!(
+            (
+                inc.tried,
+                inc.failed,
+                inc.first.map(|f| (f.cycle, f.message))
+            ),
+            (
+                whole.tried,
+                whole.failed,
+                whole.first.map(|f| (f.cycle, f.message))
+            ),
+            "{} under {preset}: incremental and whole invariants disagree",
+            a.name()
+        );
+    }
     let cfg = resolve_config(&ConfigSource::Preset(preset.into()), &Overrides::default()).unwrap();
     let c = check::check(&ex, &check::Options::new(checker_model(cfg.model))).unwrap();
     Outcome {
@@ -95,9 +110,10 @@ fn correct_models_hold_at_every_crash_point() {
                 preset,
                 sbrp_sim_fast::Fault::None,
                 sbrp_gpu::sm::Fault::None,
+                preset == "sbrp-near",
             );
             assert!(
-                o.tried >= (points(a.as_ref()) as u64).min(o.durable_points) && o.tried > 0,
+                o.tried == o.durable_points && o.tried > 0,
                 "{} {preset}: {} of {} points",
                 a.name(),
                 o.tried,
@@ -130,6 +146,7 @@ fn a_unit_without_fsm_gating_is_caught_on_every_app() {
             "sbrp-near",
             Fault::IgnoreFsm,
             Default::default(),
+            true,
         );
         assert!(
             o.broken + o.violations > 0,
@@ -154,7 +171,7 @@ fn ordering_faults_only_the_checker_can_see_are_caught() {
         let caught: Vec<&str> = apps
             .iter()
             .filter(|a| {
-                let o = campaign(a.as_ref(), "sbrp-near", f, Default::default());
+                let o = campaign(a.as_ref(), "sbrp-near", f, Default::default(), false);
                 o.violations > 0
             })
             .map(|a| a.name())
@@ -171,6 +188,7 @@ fn an_epoch_model_that_skips_its_flush_is_caught() {
         "epoch-near",
         sbrp_sim_fast::Fault::None,
         sbrp_gpu::sm::Fault::SkipEpochFlush,
+        true,
     );
     assert!(o.violations > 0 && o.broken > 0, "{}", o.first);
 }
