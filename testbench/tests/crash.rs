@@ -48,10 +48,30 @@ fn campaign(
     gpu_fault: sbrp_gpu::sm::Fault,
     compare: bool,
 ) -> Outcome {
+    campaign_with(a, preset, unit_fault, gpu_fault, compare, &[])
+}
+
+/// `campaign` with `--set` overrides.
+fn campaign_with(
+    a: &dyn App,
+    preset: &str,
+    unit_fault: sbrp_sim_fast::Fault,
+    gpu_fault: sbrp_gpu::sm::Fault,
+    compare: bool,
+    set: &[(&str, &str)],
+) -> Outcome {
+    let overrides = Overrides {
+        artifact: false,
+        set: set
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    };
     let o = AppRunOpts {
         keep_record: true,
         unit_fault,
         gpu_fault,
+        overrides: overrides.clone(),
         ..AppRunOpts::new(Build::Gpu)
     };
     let r = run_app(a, preset, &o).unwrap();
@@ -86,7 +106,7 @@ fn campaign(
             a.name()
         );
     }
-    let cfg = resolve_config(&ConfigSource::Preset(preset.into()), &Overrides::default()).unwrap();
+    let cfg = resolve_config(&ConfigSource::Preset(preset.into()), &overrides).unwrap();
     let c = check::check(&ex, &check::Options::new(checker_model(cfg.model))).unwrap();
     Outcome {
         durable_points: p.durable_points,
@@ -165,8 +185,7 @@ fn ordering_faults_only_the_checker_can_see_are_caught() {
     use sbrp_sim_fast::Fault;
     let apps = apps();
     // EvictIgnoreOrdering needs an eviction behind the evicting warp's own
-    // fence, which these sizes never make: `cosim_suites.rs` catches it on
-    // litmus 19's record.
+    // fence, which the default L1 never makes at these sizes: below.
     for f in [Fault::DFenceNoWait, Fault::IgnoreCoalesceOrdering] {
         let caught: Vec<&str> = apps
             .iter()
@@ -191,4 +210,38 @@ fn an_epoch_model_that_skips_its_flush_is_caught() {
         true,
     );
     assert!(o.violations > 0 && o.broken > 0, "{}", o.first);
+}
+
+/// An L1 of 32 lines (4 ways) and a persist buffer of 32 entries evict
+/// dirty PM lines while their warps' ordering entries wait: gpKVS's
+/// invariant and the checker catch evictions that ignore them; the correct
+/// unit passes under the same configuration.
+#[test]
+fn evictions_that_ignore_ordering_are_caught_with_a_small_l1() {
+    use sbrp_sim_fast::Fault;
+    let a = app("gpkvs", Some(2048)).unwrap();
+    let small = [("pb.entries", "32"), ("l1.size", "4096"), ("l1.assoc", "4")];
+    let ok = campaign_with(
+        a.as_ref(),
+        "sbrp-near",
+        Fault::None,
+        Default::default(),
+        false,
+        &small,
+    );
+    assert_eq!((ok.broken, ok.violations), (0, 0), "{}", ok.first);
+    let o = campaign_with(
+        a.as_ref(),
+        "sbrp-near",
+        Fault::EvictIgnoreOrdering,
+        Default::default(),
+        false,
+        &small,
+    );
+    assert!(
+        o.broken > 0 && o.violations > 0,
+        "{} broken, {} violations",
+        o.broken,
+        o.violations
+    );
 }
