@@ -4,6 +4,7 @@
 # incremental invariants) at reduced sizes, near and on the reordering far
 # path, plus the correct models; prints a markdown table.
 # Usage: scripts/crash-table.sh [OUT_DIR]   (default target/crash-table)
+# A run whose JSON report is in OUT_DIR is not run again (FRESH=1: all are).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-target/crash-table}
@@ -27,12 +28,19 @@ done
 rows+=("sbrp-near drop-scope|--preset sbrp-near --gpu-fault drop-scope")
 rows+=("sbrp-far + reorder, drop-scope|--preset sbrp-far $reorder --gpu-fault drop-scope")
 rows+=("sbrp-far (in-order path), ignore-fsm|--preset sbrp-far --unit-fault ignore-fsm")
+# An L1 of 32 lines and a persist buffer of 32 entries: evictions behind
+# ordering entries.
+small="--set pb.entries=32 --set l1.size=4096 --set l1.assoc=4"
+rows+=("sbrp-near, small L1 (correct)|--preset sbrp-near $small")
+rows+=("sbrp-near, small L1, evict-ignore-ordering|--preset sbrp-near $small --unit-fault evict-ignore-ordering")
+rows+=("sbrp-far + reorder, small L1, evict-ignore-ordering|--preset sbrp-far $reorder $small --unit-fault evict-ignore-ordering")
 i=0
 : > "$out/rows.txt"
 for r in "${rows[@]}"; do
   opts=${r#*|}
   echo "$i|${r%%|*}" >> "$out/rows.txt"
   for a in "${apps[@]}"; do
+    if [ -z "${FRESH:-}" ] && [ -s "$out/$i-${a%%:*}.json" ]; then continue; fi
     # shellcheck disable=SC2086
     "$sbrp" crash --app "${a%%:*}" --size "${a##*:}" $opts --every --recover-sim 0 \
       --json "$out/$i-${a%%:*}.json" > "$out/$i-${a%%:*}.txt" 2>&1 || true
