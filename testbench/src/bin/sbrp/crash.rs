@@ -88,7 +88,8 @@ pub struct CrashReport {
     pub recovery_worst: Option<u64>,
     pub recovery_median: Option<u64>,
     /// Wall time of the run (or of reading the record), of the crash
-    /// points, of the checker and of the recovery runs.
+    /// points, of the checker (beside the points and the recovery runs)
+    /// and of the recovery runs.
     pub run_secs: f64,
     pub points_secs: f64,
     pub checker_secs: f64,
@@ -163,24 +164,32 @@ pub fn run(a: &CrashArgs) -> Result<Verdict> {
     let run_secs = t0.elapsed().as_secs_f64();
     let incremental =
         !a.full_check && !matches!(which, Points::At(_)) && app.incremental(&init).is_some();
-    let t = std::time::Instant::now();
-    let points = check_points_with(app.as_ref(), &init, &ex, which, threads, a.full_check);
-    let points_secs = t.elapsed().as_secs_f64();
-    let t = std::time::Instant::now();
-    let checker = check::check(&ex, &check::Options::new(checker_model(cfg.model)))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let checker_secs = t.elapsed().as_secs_f64();
-    let t = std::time::Instant::now();
-    let recovery = recovery_runs(
-        app.as_ref(),
-        &a.preset,
-        &over,
-        &init,
-        &ex,
-        a.recover_sim,
-        threads,
-    )?;
-    let recovery_secs = t.elapsed().as_secs_f64();
+    // The checker runs beside the points and the recovery runs.
+    let (checker, points, points_secs, recovery) = std::thread::scope(|s| {
+        let checker = s.spawn(|| {
+            let t = std::time::Instant::now();
+            let c = check::check(&ex, &check::Options::new(checker_model(cfg.model)));
+            (c, t.elapsed().as_secs_f64())
+        });
+        let t = std::time::Instant::now();
+        let points = check_points_with(app.as_ref(), &init, &ex, which, threads, a.full_check);
+        let points_secs = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let recovery = recovery_runs(
+            app.as_ref(),
+            &a.preset,
+            &over,
+            &init,
+            &ex,
+            a.recover_sim,
+            threads,
+        )
+        .map(|r| (r, t.elapsed().as_secs_f64()));
+        (checker.join().unwrap(), points, points_secs, recovery)
+    });
+    let (checker, checker_secs) = checker;
+    let checker = checker.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (recovery, recovery_secs) = recovery?;
     let mut cycles: Vec<u64> = recovery.iter().map(|r| r.cycles).collect();
     cycles.sort_unstable();
     let recovery_ok = recovery
