@@ -177,4 +177,24 @@ fn crash_campaigns_give_verdicts_and_refuse_bad_input() {
     let (c, _, err) = sbrp(&["crash", "--app", "nosuchapp"]);
     assert_eq!(c, 2);
     assert!(err.contains("unknown app"), "{err}");
+    // The whole invariant per image gives the incremental verdict.
+    let (c, out, err) = sbrp(&[
+        "crash",
+        "--app",
+        "reduction",
+        "--size",
+        "262144",
+        "--from-record",
+        r,
+        "--recover-sim",
+        "0",
+        "--full-check",
+    ]);
+    assert_eq!(c, 0, "{out}{err}");
+    assert!(out.contains("whole invariant per image"), "{out}");
+    for (v, want) in [("0", "--crash-points 0"), ("some", "--crash-points some")] {
+        let (c, _, err) = sbrp(&["suite", "--apps", "scan", "--crash-points", v]);
+        assert_eq!(c, 2, "{v}: {err}");
+        assert!(err.contains(want), "{err}");
+    }
 }

@@ -269,9 +269,9 @@ pub struct SuiteArgs {
     #[arg(long)]
     no_check: bool,
     /// Also check the app's invariant at this many durable points of every
-    /// run (drawn with a fixed seed).
-    #[arg(long, value_name = "N", conflicts_with = "no_check")]
-    crash_points: Option<usize>,
+    /// run (drawn with a fixed seed), or at every one (`every`).
+    #[arg(long, value_name = "N|every", conflicts_with = "no_check")]
+    crash_points: Option<String>,
     /// Figure 11's campaign: the recovery kernels from K crash points spread
     /// over each app's timed run under epoch-near and SBRP-near (median and
     /// worst recovery cycles beside the artifact's crash point).
@@ -322,12 +322,18 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
             eprint!("\r{done}/{total} runs");
         }
     };
-    if a.crash_points == Some(0) {
-        bail!("--crash-points 0: at least 1");
-    }
+    let points = match a.crash_points.as_deref() {
+        None => None,
+        Some("every") => Some(Points::Every),
+        Some(n) => match n.parse::<usize>() {
+            Ok(0) => bail!("--crash-points 0: at least 1 (or `every`)"),
+            Ok(n) => Some(Points::Sample { n, seed: 1 }),
+            Err(_) => bail!("--crash-points {n}: a number of points or `every`"),
+        },
+    };
     let check = SuiteCheck {
         check: !a.no_check,
-        points: a.crash_points.map(|n| Points::Sample { n, seed: 1 }),
+        points,
         keep_recovery_records: a.recovery_points > 0,
     };
     let mut runs = run_jobs(&apps, &jobs, threads, &over, &check, &progress)?;
