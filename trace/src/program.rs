@@ -10,6 +10,8 @@
 //! Submodules: `text` (the file form, parser and writer), `litmus` (litmus
 //! traces as programs), `synth` (the synthetic benchmark program).
 
+use std::collections::BTreeMap;
+
 use crate::expect::Expectation;
 use crate::types::Scope;
 
@@ -198,14 +200,74 @@ pub trait Program {
     }
 }
 
+/// The code of a kernel's CTAs as ranges `lo..hi` sharing one code (a
+/// `cta A..B` block), so memory follows the file, not the grid. Canonical:
+/// ranges disjoint, adjacent ranges with equal code merged, CTAs without code
+/// (no warps) left out, so equal kernels compare equal however built.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelCode {
+    /// Start of each range -> (end, excluded; code).
+    ranges: BTreeMap<u32, (u32, CtaCode)>,
+}
+
+impl KernelCode {
+    /// The code of CTA `cta`, if it has any.
+    pub fn get(&self, cta: u32) -> Option<&CtaCode> {
+        let (_, (hi, code)) = self.ranges.range(..=cta).next_back()?;
+        (cta < *hi).then_some(code)
+    }
+
+    /// The ranges in CTA order: (lo, hi excluded, code).
+    pub fn ranges(&self) -> impl Iterator<Item = (u32, u32, &CtaCode)> {
+        self.ranges.iter().map(|(lo, (hi, c))| (*lo, *hi, c))
+    }
+
+    /// The first CTA of `lo..hi` that already has code.
+    pub fn overlap(&self, lo: u32, hi: u32) -> Option<u32> {
+        let (l, (h, _)) = self.ranges.range(..hi).next_back()?;
+        (*h > lo).then_some(lo.max(*l))
+    }
+
+    /// Gives CTAs `lo..hi` (none of them given before: `overlap`) `code`.
+    pub fn insert(&mut self, mut lo: u32, mut hi: u32, code: CtaCode) {
+        if lo >= hi || code.warps.is_empty() {
+            return;
+        }
+        debug_assert!(self.overlap(lo, hi).is_none());
+        if let Some((&l, (h, c))) = self.ranges.range(..lo).next_back() {
+            if *h == lo && *c == code {
+                lo = l;
+            }
+        }
+        if self.ranges.get(&hi).is_some_and(|(_, c)| *c == code) {
+            if let Some((h, _)) = self.ranges.remove(&hi) {
+                hi = h;
+            }
+        }
+        self.ranges.insert(lo, (hi, code));
+    }
+}
+
+impl From<Vec<CtaCode>> for KernelCode {
+    /// CTA `i` gets the code at index `i`.
+    fn from(v: Vec<CtaCode>) -> KernelCode {
+        let mut k = KernelCode::default();
+        for (i, c) in v.into_iter().enumerate() {
+            let i = u32::try_from(i).unwrap_or(u32::MAX - 1);
+            k.insert(i, i + 1, c);
+        }
+        k
+    }
+}
+
 /// A program held in memory (a program file, or a litmus trace converted).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileProgram {
     pub name: String,
     pub kernels: Vec<KernelInfo>,
-    /// Per kernel, the code of each CTA (a CTA not listed has no warps' code:
+    /// Per kernel, the code of its CTAs (a CTA not given has no warps' code:
     /// its warps exit at once).
-    pub code: Vec<Vec<CtaCode>>,
+    pub code: Vec<KernelCode>,
     pub expects: Vec<Expectation>,
     pub config: Vec<(String, String, usize)>,
 }
@@ -221,7 +283,7 @@ impl Program for FileProgram {
         // Out of range (kernel or CTA): no code, rather than a panic.
         self.code
             .get(k)
-            .and_then(|c| c.get(cta as usize))
+            .and_then(|c| c.get(cta))
             .cloned()
             .unwrap_or_default()
     }
