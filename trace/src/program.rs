@@ -29,6 +29,11 @@ pub use text::{
     FLAG_ALIGN, INSTR_MNEMONICS, MAX_BLOCK, SIZES,
 };
 
+/// End of the usable address space: every byte an access or a flag word
+/// touches lies below it (the top 64 KiB are reserved, so that line and
+/// sector arithmetic never passes 2^64).
+pub const ADDR_END: u64 = u64::MAX - 0xffff;
+
 /// Lanes of a warp.
 pub const WARP_LANES: u32 = 32;
 /// Longest `compute` delay (cycles).
@@ -293,4 +298,94 @@ impl Program for FileProgram {
     fn config(&self) -> &[(String, String, usize)] {
         &self.config
     }
+}
+
+/// Checks what the GPU model needs of one instruction, whoever built it
+/// (the parser refuses the same): active lanes, list lengths, sizes, every
+/// byte below [`ADDR_END`], aligned flags, values that fit, a reachable
+/// acquire value, bounded compute.
+pub fn check_instr(i: &Instr) -> Result<(), String> {
+    match i {
+        Instr::Ld {
+            size, mask, addrs, ..
+        }
+        | Instr::Atom {
+            size, mask, addrs, ..
+        }
+        | Instr::St {
+            size, mask, addrs, ..
+        } => {
+            if !SIZES.contains(size) {
+                return Err(format!("size {size} is not one of 1, 2, 4, 8, 16"));
+            }
+            if *mask == 0 {
+                return Err("mask 0 has no active lane".into());
+            }
+            let active = mask.count_ones() as usize;
+            if let Addrs::List(v) = addrs {
+                if v.len() != active {
+                    return Err(format!(
+                        "address list has {} entries but mask {mask:#x} has {active} active lanes",
+                        v.len()
+                    ));
+                }
+            }
+            let lanes = (0..WARP_LANES).filter(|l| mask >> l & 1 == 1);
+            for (r, l) in lanes.enumerate() {
+                let a = addrs.lane(l, r);
+                if a > ADDR_END - *size as u64 {
+                    return Err(format!(
+                        "lane {l}'s access at {a:#x} reaches the reserved top of the address space (from {ADDR_END:#x})"
+                    ));
+                }
+            }
+            if let Instr::St { values, .. } = i {
+                if let Values::List(v) = values {
+                    if v.len() != active {
+                        return Err(format!(
+                            "value list has {} entries but mask {mask:#x} has {active} active lanes",
+                            v.len()
+                        ));
+                    }
+                }
+                if *size < 8 {
+                    let limit = 1u64 << (8 * *size as u32);
+                    if let Some((r, v)) = (0..active)
+                        .filter_map(|r| values.get(r).map(|v| (r, v)))
+                        .find(|(_, v)| *v >= limit)
+                    {
+                        return Err(format!(
+                            "value {v} of lane rank {r} does not fit size {size}"
+                        ));
+                    }
+                }
+            }
+        }
+        Instr::PAcq { flag, .. } | Instr::PRel { flag, .. } => {
+            if flag % FLAG_ALIGN != 0 {
+                return Err(format!(
+                    "flag address {flag:#x} is not {FLAG_ALIGN}-byte aligned"
+                ));
+            }
+            if *flag > ADDR_END - 8 {
+                return Err(format!(
+                    "flag word at {flag:#x} reaches the reserved top of the address space (from {ADDR_END:#x})"
+                ));
+            }
+            if let Instr::PAcq { want, mask, .. } = i {
+                if want & !mask != 0 {
+                    return Err(format!(
+                        "wanted value {want:#x} has bits outside mask {mask:#x}: the acquire would spin forever"
+                    ));
+                }
+            }
+        }
+        Instr::Compute { cycles } if *cycles > MAX_COMPUTE => {
+            return Err(format!(
+                "compute {cycles} too long (at most {MAX_COMPUTE} cycles)"
+            ));
+        }
+        _ => {}
+    }
+    Ok(())
 }

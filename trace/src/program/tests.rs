@@ -877,7 +877,7 @@ fn negative_bases_round_trip() {
         values: Values::Unknown,
     };
     let hm = st(0x6000, (-15000i64) as u64, 1272);
-    let wrap = st(0x3, u64::MAX - 7, 16);
+    let wrap = st(0x3, 0xffff_ffff_fffe_0000, 0x30000);
     let ok = st(0x3, 0x100, -0x80);
     let p = FileProgram {
         name: "neg".into(),
@@ -897,7 +897,7 @@ fn negative_bases_round_trip() {
     let text = program_to_text(&p);
     assert!(text.contains("-0x3a98 +1272"), "{text}");
     // A real wrap past 2^64 is written as the lanes' addresses.
-    assert!(text.contains("[0xfffffffffffffff8,0x8]"), "{text}");
+    assert!(text.contains("[0xfffffffffffe0000,0x10000]"), "{text}");
     let q = parse_program(&text, "neg.prog").unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(q.cta(0, 0).warps[0][0], hm);
     assert_eq!(q.cta(0, 0).warps[0][2], p.cta(0, 0).warps[0][2]);
@@ -948,4 +948,45 @@ fn parser_memory_follows_the_file_not_the_grid() {
     let p = parse_program(split, "split.prog").unwrap();
     assert_eq!(p.code[0].ranges().count(), 1);
     assert!(program_to_text(&p).contains("\ncta 0..6\n"));
+}
+
+#[test]
+fn the_top_of_the_address_space_is_refused() {
+    let head = "program p\nkernel k grid=1 block=32\ncta 0\nwarp 0\n";
+    for (instr, what) in [
+        (
+            "st.pm size=8 mask=1 0xfffffffffffffff8 +0 = 1",
+            "lane 0's access at 0xfffffffffffffff8",
+        ),
+        (
+            "ld.global mask=0x2 0xfffffffffffefffc +4",
+            "lane 1's access at 0xffffffffffff0000",
+        ),
+        (
+            "prel.dev pm 0xfffffffffffffff8 1",
+            "flag word at 0xfffffffffffffff8",
+        ),
+        (
+            "pacq.block global 0xffffffffffff0000 1",
+            "flag word at 0xffffffffffff0000",
+        ),
+    ] {
+        let e = parse_program(&format!("{head}  {instr}\n"), "top.prog").unwrap_err();
+        assert_eq!(e.line, 5, "{instr}");
+        assert!(
+            e.msg.contains(what) && e.msg.contains("reserved top"),
+            "{instr}: {e}"
+        );
+    }
+    // The last usable bytes are fine.
+    let ok = format!("{head}  st.pm size=8 mask=1 0xfffffffffffefff8 +0 = 1\n  prel.dev pm 0xfffffffffffefff8 1\n");
+    parse_program(&ok, "ok.prog").unwrap();
+    // The same check refuses an instruction built in memory.
+    let i = Instr::PRel {
+        scope: crate::Scope::Device,
+        space: Space::Pm,
+        flag: ADDR_END,
+        value: 1,
+    };
+    assert!(check_instr(&i).unwrap_err().contains("reserved top"));
 }

@@ -9,8 +9,8 @@ use crate::types::{Scope, MAX_WARPS};
 use std::collections::BTreeMap;
 
 use super::{
-    Addrs, CtaCode, FenceScope, FileProgram, Instr, KernelCode, KernelInfo, Program, Space, Values,
-    MAX_COMPUTE, WARP_LANES,
+    check_instr, Addrs, CtaCode, FenceScope, FileProgram, Instr, KernelCode, KernelInfo, Program,
+    Space, Values, MAX_COMPUTE, WARP_LANES,
 };
 
 /// A program file that could not be read: the file, the line and what is
@@ -384,6 +384,12 @@ fn parse_instr(tok: &[String]) -> Result<Instr, String> {
         )
     })?;
     let args = &tok[1..];
+    let i = parse_instr_unchecked(kind, m, args)?;
+    check_instr(&i)?;
+    Ok(i)
+}
+
+fn parse_instr_unchecked(kind: InstrKind, m: &str, args: &[String]) -> Result<Instr, String> {
     let nargs = |lo: usize, hi: usize| -> Result<(), String> {
         if args.len() > hi {
             Err(format!("unexpected `{}` after {m}", args[hi]))
