@@ -495,3 +495,55 @@ fn docs_table_every_key_and_preset() {
         );
     }
 }
+
+/// Issue 26: numbers that passed validation and then panicked (or were
+/// silently ignored) are refused by the one range table, whether they come
+/// from `--set` or from a file; every preset, with and without the
+/// artifact's mode, stays inside it.
+#[test]
+fn every_number_is_range_checked_the_same_way_in_files_and_sets() {
+    for name in NAMES {
+        let mut c = preset(name).unwrap();
+        c.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+        artifact_mode(&mut c);
+        c.validate()
+            .unwrap_or_else(|e| panic!("{name} artifact: {e}"));
+    }
+    for (key, value, allowed) in [
+        (
+            "pm.write_bandwidth",
+            "1e308",
+            "GB/s at core.clock_mhz = 1365",
+        ),
+        ("pm.write_bandwidth", "5e-324", "GB/s"),
+        ("pm.write_bandwidth", "1e-20", "GB/s"),
+        ("pm.read_bandwidth", "nan", "GB/s"),
+        ("dram.bandwidth", "inf", "GB/s"),
+        ("pcie.bandwidth", "-1", "GB/s"),
+        ("l2.assoc", "512", "allowed 1..=256"),
+        ("l1.line", "8192", "allowed 1..=4096"),
+        ("core.sms", "0", "allowed 1..=1024"),
+        ("core.warps_per_sm", "65", "allowed 1..=64"),
+        ("pm.fabric_hop", "1e300", "0 to 1000000"),
+    ] {
+        let mut c = GpuConfig::default();
+        c.set(key, value).unwrap();
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.key(), Some(key), "{key}={value}: {e}");
+        assert!(e.to_string().contains(allowed), "{key}={value}: {e}");
+        // The same value in a file: the same refusal.
+        let (table, leaf) = key.split_once('.').unwrap();
+        let text = format!("[{table}]\n{leaf} = {value}\n");
+        if let Ok(f) = GpuConfig::from_toml_str(&text, "c.toml") {
+            let e2 = f.validate().unwrap_err();
+            assert_eq!(e2.to_string(), e.to_string(), "{key}={value}");
+        }
+    }
+    // The bounds themselves run.
+    let mut c = GpuConfig::default();
+    c.set("pm.write_bandwidth", "0.0014").unwrap();
+    c.set("l2.assoc", "256").unwrap();
+    c.set("l2.slice_size", "262144").unwrap();
+    c.validate().unwrap();
+    sbrp_gpu::Gpu::with_model_units(&c).unwrap();
+}
