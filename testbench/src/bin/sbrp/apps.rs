@@ -65,19 +65,12 @@ pub fn trace(a: &TraceArgs) -> Result<Verdict> {
     } else {
         app.program(a.build.build())
     };
-    let tmp = a.out.with_extension("part");
-    let write = || -> std::io::Result<()> {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        sbrp_trace::program::write_program(prog.as_ref(), &mut f)?;
-        use std::io::Write;
-        f.flush()?;
-        drop(f);
-        std::fs::rename(&tmp, &a.out)
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        bail!("cannot write {}: {e}", a.out.display());
-    }
+    crate::run::check_output("--out", &a.out)?;
+    // In memory first (a `.gz` name is compressed), then one atomic write.
+    let mut text = Vec::new();
+    sbrp_trace::program::write_program(prog.as_ref(), &mut text)?;
+    let text = String::from_utf8(text).context("program text is not UTF-8")?;
+    crate::run::write_files(&[(&a.out, text)])?;
     println!(
         "{}: {} kernels written to {}",
         app.name(),
@@ -532,25 +525,10 @@ fn check_dir(d: &Path) -> Result<()> {
     Ok(())
 }
 
-/// All files or none: each goes to a temporary name, then all are renamed.
+/// All files or none (`run::write_files`).
 fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
-    let tmp = |p: &Path| {
-        let mut t = p.as_os_str().to_owned();
-        t.push(".part");
-        PathBuf::from(t)
-    };
-    for (p, text) in files {
-        if let Err(e) = std::fs::write(tmp(p), text) {
-            for (q, _) in files {
-                let _ = std::fs::remove_file(tmp(q));
-            }
-            bail!("cannot write {}: {e}", p.display());
-        }
-    }
-    for (p, _) in files {
-        std::fs::rename(tmp(p), p).with_context(|| format!("cannot write {}", p.display()))?;
-    }
-    Ok(())
+    let refs: Vec<(&PathBuf, String)> = files.iter().map(|(p, t)| (p, t.clone())).collect();
+    crate::run::write_files(&refs)
 }
 
 /// The invariant at every durable point, one line (and the first failure).

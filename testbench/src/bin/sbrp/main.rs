@@ -139,8 +139,20 @@ fn main() -> ExitCode {
         Ok(Verdict::Pass) => ExitCode::SUCCESS,
         Ok(Verdict::Fail) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("sbrp: error: {e:#}");
+            eprintln!("sbrp: error: {}", printable(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }
+}
+
+/// A message with the control characters its input may carry (a damaged
+/// file's bytes) shown as escapes, so they cannot act on the terminal.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
