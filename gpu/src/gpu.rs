@@ -455,10 +455,10 @@ impl Gpu {
                     .map(sbrp_trace::program::write_instr)
                     .unwrap_or_default();
                 lines.push(format!(
-                    "  warp {}.{w} at instruction {} ({op}): {:?}",
+                    "  warp {}.{w} at instruction {} ({op}): {}",
                     sm.id,
                     warp.pc,
-                    warp.state()
+                    warp.state().text()
                 ));
                 if lines.len() > 40 {
                     lines.push("  ...".into());

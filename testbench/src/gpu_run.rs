@@ -343,9 +343,24 @@ pub fn build_gpu(
     unit_fault: sbrp_sim_fast::Fault,
 ) -> Result<Built> {
     let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
+    // Asking for a shadow that cannot be is an error, not a silent no-op.
+    if shadow != Shadow::None && !sbrp {
+        return Err(BenchError::Invalid(format!(
+            "--cosim: model {:?} has no persist buffer to shadow (an SBRP preset has)",
+            cfg.model
+        )));
+    }
+    if let Shadow::First(k) = shadow {
+        if k > cfg.core.sms {
+            return Err(BenchError::Invalid(format!(
+                "--sms {k}: the configuration has {} SMs (core.sms)",
+                cfg.core.sms
+            )));
+        }
+    }
     let shadowed = match (shadow, sbrp) {
         (Shadow::None, _) | (_, false) => 0,
-        (Shadow::First(k), true) => k.min(cfg.core.sms),
+        (Shadow::First(k), true) => k,
         (Shadow::All, true) => cfg.core.sms,
     };
     let slot: MismatchSlot = Rc::new(RefCell::new(None));

@@ -181,3 +181,70 @@ fn hm_program_file_runs_like_the_app() {
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.ends_with("PASS\n"), "{out}");
 }
+
+#[test]
+fn impossible_options_are_refused_not_clamped() {
+    let ex = example();
+    refused(
+        &["run", "--trace", &ex, "--cosim", "--sms", "1000"],
+        &["--sms 1000", "30 SMs"],
+    );
+    refused(
+        &["run", "--trace", &ex, "--preset", "epoch-near", "--cosim"],
+        &["--cosim", "no persist buffer"],
+    );
+    refused(
+        &["suite", "--apps", "scan", "--jobs", "0"],
+        &["--jobs 0", "1 to 256"],
+    );
+    refused(
+        &["suite", "--apps", "scan", "--jobs", "1000"],
+        &["--jobs 1000", "1 to 256"],
+    );
+    refused(
+        &["suite", "--apps", "scan,mq,scan"],
+        &["`scan` given twice"],
+    );
+    refused(
+        &["bench-gpu", "--warps", "33", "--ctas", "1", "--instrs", "4"],
+        &["--warps 33", "core.warps_per_sm = 32"],
+    );
+}
+
+#[test]
+fn a_cut_run_says_why() {
+    let (code, out, err) = sbrp(&[
+        "run",
+        "--trace",
+        &example(),
+        "--max-cycles",
+        "100",
+        "--quiet",
+    ]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        out.contains("NOT FINISHED") && out.contains("cycle limit"),
+        "{out}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unwritable_json_directory_is_refused_before_the_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let ro = d.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // Root writes anywhere: nothing to see then.
+    if std::fs::write(ro.join("x"), "").is_ok() {
+        return;
+    }
+    let f = ro.join("r.json");
+    let (code, out, err) = sbrp(&["run", "--trace", &example(), "--json", f.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(
+        out.is_empty() && err.contains("cannot write in"),
+        "{out}\n{err}"
+    );
+}

@@ -14,7 +14,7 @@ use sbrp_testbench::suite::{
 };
 use sbrp_workloads::{App, Build};
 
-use crate::args::{jobs, parse_sets, FaultArg, GpuFaultArg};
+use crate::args::{jobs as jobs_arg, parse_sets, FaultArg, GpuFaultArg};
 use crate::Verdict;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -167,7 +167,7 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
         shadow,
         check_image: a.check,
         keep_record: a.record.is_some(),
-        check_threads: jobs(a.jobs)?,
+        check_threads: jobs_arg(a.jobs)?,
         points: a.check.then_some(points),
         gpu_fault: a.gpu_fault.into(),
         overrides: Overrides {
@@ -277,6 +277,15 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
         Some(s) => s.split(',').map(|x| x.trim().to_string()).collect(),
         None => sbrp_workloads::APPS.iter().map(|s| s.to_string()).collect(),
     };
+    // An app named twice would count twice in the means.
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            bail!(
+                "--apps {}: `{n}` given twice",
+                a.apps.as_deref().unwrap_or("")
+            );
+        }
+    }
     if a.shrink == 0 {
         bail!("--shrink 0: at least 1");
     }
@@ -304,11 +313,7 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
         .collect::<Result<Vec<_>>>()?;
     let gen = t0.elapsed().as_secs_f64();
     let jobs = suite_jobs(apps.len());
-    let threads = a.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    let threads = jobs_arg(a.jobs)?;
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let progress = |done: usize, total: usize| {
         if tty {

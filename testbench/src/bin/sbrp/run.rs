@@ -164,6 +164,23 @@ pub(crate) fn check_output(flag: &str, f: &Path) -> Result<()> {
         bail!("{flag} {}: not a file name", f.display());
     }
     sbrp_tools::check_output(f).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+    // The directory must take a new file (the temporary), before any run.
+    let probe = dir.join(format!(".sbrp-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => bail!(
+            "{flag} {}: cannot write in {}: {e}",
+            f.display(),
+            dir.display()
+        ),
+    }
     Ok(())
 }
 
@@ -265,6 +282,9 @@ fn print_report(o: &GpuRunOutcome, secs: f64) {
     }
     if let Some(d) = &r.deadlock {
         println!("{d}");
+    }
+    if !r.finished && r.deadlock.is_none() && r.failures.is_empty() && o.mismatch.is_none() {
+        println!("stopped at the cycle limit (--max-cycles) before the program's end");
     }
     for (line, why) in &o.skipped {
         println!("expectation at line {line} not checked: {why}");
