@@ -547,3 +547,67 @@ fn every_number_is_range_checked_the_same_way_in_files_and_sets() {
     c.validate().unwrap();
     sbrp_gpu::Gpu::with_model_units(&c).unwrap();
 }
+
+/// Every key set to edge values: each either refused by `validate` (or
+/// `set`) or run by the model on a small program without a panic (issue
+/// 26: the one validation path must cover every number the model uses).
+#[test]
+fn edge_values_of_every_key_are_refused_or_run() {
+    use sbrp_trace::program::parse_program;
+    let prog = parse_program(
+        "program p\nkernel k grid=3 block=64\ncta 0..3\nwarp 0\n  st.pm 0x1000 +4\n  ofence\n  st.global 0x8000 +8\n  prel.dev pm 0x9000 1\n  dfence\nwarp 1\n  pacq.dev pm 0x9000 1\n  ld.pm 0x1000 +4\n  atom.global mask=1 0x8000 +0\n",
+        "p.prog",
+    )
+    .unwrap();
+    let values = [
+        "0",
+        "1",
+        "2",
+        "3",
+        "7",
+        "64",
+        "65",
+        "255",
+        "256",
+        "257",
+        "4096",
+        "65536",
+        "1000000",
+        "4294967295",
+        "1e308",
+        "5e-324",
+        "1e-20",
+        "-1",
+        "nan",
+        "inf",
+    ];
+    let (mut ran, mut refused) = (0, 0);
+    // SBRP: the model that uses the most keys (the persist buffer's too).
+    for base in ["sbrp-near"] {
+        for key in GpuConfig::keys() {
+            for v in values {
+                let mut c = preset(base).unwrap();
+                if c.set(&key, v).is_err() || c.validate().is_err() {
+                    refused += 1;
+                    continue;
+                }
+                if c.core.sms > 64 {
+                    c.core.sms = 64; // a smaller GPU of the same kind, for speed
+                }
+                let run = std::panic::catch_unwind(|| {
+                    let mut g = sbrp_gpu::Gpu::with_model_units(&c).unwrap();
+                    g.run(
+                        &prog,
+                        sbrp_gpu::RunOpts {
+                            max_cycles: Some(30_000),
+                            ..sbrp_gpu::RunOpts::default()
+                        },
+                    )
+                });
+                assert!(run.is_ok(), "{base} with {key}={v} panicked");
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran > 250 && refused > 250, "ran {ran}, refused {refused}");
+}

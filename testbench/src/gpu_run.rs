@@ -231,6 +231,12 @@ fn litmus(path: &Path) -> bool {
 /// Reads a program: `.trace` (a litmus trace), `.prog`, or either gzipped.
 pub fn load_program(path: &Path) -> Result<FileProgram> {
     let name = path.display().to_string();
+    // A device or pipe (`/dev/zero`) could be read forever: files only.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(BenchError::Invalid(format!(
+            "program {name}: not a regular file"
+        )));
+    }
     // The I/O error's text goes into the message once (`BenchError::Io`
     // would print it again as the error's source).
     let bytes = std::fs::read(path)
@@ -263,6 +269,12 @@ pub fn resolve_config(src: &ConfigSource, over: &Overrides) -> Result<GpuConfig>
         ConfigSource::Preset(p) => sbrp_gpu::presets::preset_or_err(p)
             .map_err(|e| BenchError::Invalid(format!("--preset {p}: {e}")))?,
         ConfigSource::File(f) => {
+            if std::fs::metadata(f).is_ok_and(|m| !m.is_file()) {
+                return Err(BenchError::Invalid(format!(
+                    "--config {}: not a regular file",
+                    f.display()
+                )));
+            }
             GpuConfig::load(f).map_err(|e| BenchError::Invalid(e.to_string()))?
         }
     };

@@ -61,6 +61,15 @@ fn outputs_are_written_only_over_regular_files() {
         &["--out", "/dev/null", "not a regular file"],
     );
     assert!(Path::new(dir).is_dir());
+    // Inputs too: a device could be read forever.
+    refused(
+        &["run", "--trace", "/dev/zero"],
+        &["/dev/zero", "not a regular file"],
+    );
+    refused(
+        &["run", "--trace", &ex, "--config", "/dev/zero"],
+        &["--config /dev/zero", "not a regular file"],
+    );
 }
 
 #[test]
