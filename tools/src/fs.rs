@@ -66,6 +66,15 @@ pub fn write_all_atomic(files: &[(&Path, &[u8])]) -> Result<(), FsError> {
             .tempfile_in(dir)
             .map_err(FsError::new("write", path))?;
         tmp.write_all(bytes).map_err(FsError::new("write", path))?;
+        // A temporary file is private (0600); the output gets the mode of
+        // the file it replaces, else that of a new file (0644).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode());
+            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
+                .map_err(FsError::new("write", path))?;
+        }
         tmp.as_file()
             .sync_all()
             .map_err(FsError::new("write", path))?;
@@ -196,6 +205,16 @@ mod tests {
         write_all_atomic(&[(&a, b"a")]).unwrap();
         assert_eq!(std::fs::read_to_string(&part).unwrap(), "mine");
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "a");
+        // A new file is readable by others, a replaced one keeps its mode.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&a), 0o644);
+            std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o600)).unwrap();
+            write_atomic(&a, b"again").unwrap();
+            assert_eq!(mode(&a), 0o600);
+        }
     }
 
     #[test]
