@@ -5,14 +5,18 @@
 //! apps' real programs and of the example programs) and *generated*
 //! (random programs of every instruction form, kernel shape and CTA range;
 //! these must also round-trip through the text form). A finding is a panic
-//! (parser or model), a run past its cycle limit or its wall-time limit, or
-//! a generated program that does not read back as itself.
+//! (parser, model, expectation evaluator or checker), a run past its cycle
+//! limit or its wall-time limit, a parser error without a place, a
+//! generated program that does not read back as itself, and (with
+//! `check`) a persistency checker violation.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
+use sbrp_gpu::config::Model;
 use sbrp_gpu::{Gpu, GpuConfig, RunOpts};
 use sbrp_iface::stimulus::Rng;
+use sbrp_trace::check;
 use sbrp_trace::program::{
     check_instr, parse_program, program_to_text, Addrs, CtaCode, FenceScope, FileProgram, Instr,
     KernelCode, KernelInfo, Program, Space, Values, ADDR_END, SIZES,
@@ -31,6 +35,10 @@ pub struct FuzzOpts {
     pub max_cycles: u64,
     /// Wall-time limit of each run (a run over it is a finding).
     pub max_secs: f64,
+    /// Also run the persistency checker on each run's record: a violation
+    /// is a finding (not in CI: lanes of one store writing one address
+    /// with different values read as lost persists, a known false alarm).
+    pub check: bool,
 }
 
 impl Default for FuzzOpts {
@@ -41,6 +49,7 @@ impl Default for FuzzOpts {
             presets: PRESETS.iter().map(|s| s.to_string()).collect(),
             max_cycles: 20_000,
             max_secs: 10.0,
+            check: false,
         }
     }
 }
@@ -559,13 +568,39 @@ fn one(
         let t0 = Instant::now();
         let run = catch_unwind(AssertUnwindSafe(|| {
             let mut g = Gpu::with_model_units(cfg).map_err(|e| e.to_string())?;
-            Ok::<_, String>(g.run(
+            let rep = g.run(
                 &prog,
                 RunOpts {
+                    record: o.check || !prog.expects().is_empty(),
                     max_cycles: Some(o.max_cycles),
                     ..RunOpts::default()
                 },
-            ))
+            );
+            // The record through the expectations and the persistency
+            // checker: no panic, and a correct model breaks no rule.
+            let mut broken = None;
+            if let Some(ex) = &rep.execution {
+                sbrp_trace::evaluate(prog.expects(), ex);
+            }
+            if let Some(ex) = rep.execution.as_ref().filter(|_| o.check) {
+                let model = match cfg.model {
+                    Model::Epoch => check::Model::Epoch,
+                    Model::Gpm => check::Model::Gpm,
+                    _ => check::Model::Sbrp,
+                };
+                match check::check(ex, &check::Options::new(model)) {
+                    Ok(c) if !c.ok() => {
+                        broken = Some(format!(
+                            "the checker found {} violation(s), first: {:?}",
+                            c.violations_total,
+                            c.violations.first()
+                        ))
+                    }
+                    Ok(_) => {}
+                    Err(e) => broken = Some(format!("the checker cannot read the record: {e}")),
+                }
+            }
+            Ok::<_, String>((rep, broken))
         }));
         let secs = t0.elapsed();
         let p = Some(preset.clone());
@@ -578,7 +613,12 @@ fn one(
                 found.push((p, format!("cannot build the GPU: {e}")));
                 continue;
             }
-            Ok(Ok(rep)) => rep,
+            Ok(Ok((rep, broken))) => {
+                if let Some(b) = broken {
+                    found.push((p.clone(), b));
+                }
+                rep
+            }
         };
         if rep.cycles > o.max_cycles {
             let what = format!("ran {} cycles past the limit {}", rep.cycles, o.max_cycles);

@@ -24,6 +24,10 @@ pub struct FuzzGpuArgs {
     /// Cycle limit of each run.
     #[arg(long, default_value_t = 20_000)]
     max_cycles: u64,
+    /// Also check each run's record with the persistency checker (a
+    /// violation is a finding; see `FuzzOpts::check` for a false alarm).
+    #[arg(long)]
+    check: bool,
     /// Save each finding's program as DIR/finding-N.prog.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -44,6 +48,7 @@ pub fn run(a: &FuzzGpuArgs) -> Result<Verdict> {
         seed: a.seed,
         presets: a.presets.split(',').map(|p| p.trim().to_string()).collect(),
         max_cycles: a.max_cycles,
+        check: a.check,
         ..FuzzOpts::default()
     };
     // Panics are caught and reported as findings: their default message
