@@ -389,6 +389,7 @@ fn parse_instr(tok: &[String]) -> Result<Instr, String> {
     Ok(i)
 }
 
+/// The instruction `m` with its operands, before `check_instr`.
 fn parse_instr_unchecked(kind: InstrKind, m: &str, args: &[String]) -> Result<Instr, String> {
     let nargs = |lo: usize, hi: usize| -> Result<(), String> {
         if args.len() > hi {
