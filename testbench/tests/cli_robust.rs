@@ -257,3 +257,27 @@ fn an_unwritable_json_directory_is_refused_before_the_run() {
         "{out}\n{err}"
     );
 }
+
+#[test]
+fn fuzz_gpu_runs_and_refuses_bad_options() {
+    let (code, out, err) = sbrp(&[
+        "fuzz-gpu",
+        "--programs",
+        "6",
+        "--seed",
+        "3",
+        "--max-cycles",
+        "2000",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.starts_with("6 programs (3 mutated, 3 generated), seed 3:"),
+        "{out}"
+    );
+    assert!(out.ends_with("PASS\n"), "{out}");
+    refused(
+        &["fuzz-gpu", "--presets", "nope"],
+        &["unknown preset `nope`"],
+    );
+    refused(&["fuzz-gpu", "--programs", "0"], &["--programs 0"]);
+}
