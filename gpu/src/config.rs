@@ -571,58 +571,89 @@ impl GpuConfig {
                 reason: reason.to_string(),
             }
         }
-        let nonzero = [
-            ("core.sms", self.core.sms),
-            ("core.clock_mhz", self.core.clock_mhz),
-            ("core.warps_per_sm", self.core.warps_per_sm),
-            ("core.ctas_per_sm", self.core.ctas_per_sm),
-            ("core.regs_per_sm", self.core.regs_per_sm),
-            ("core.schedulers", self.core.schedulers),
-            ("l1.size", self.l1.size),
-            ("l1.line", self.l1.line),
-            ("l1.sector", self.l1.sector),
-            ("l1.assoc", self.l1.assoc),
-            ("l1.mshrs", self.l1.mshrs),
-            ("l1.miss_queue", self.l1.miss_queue),
-            ("icnt.port_bytes", self.icnt.port_bytes),
-            ("l2.slices", self.l2.slices),
-            ("l2.slice_size", self.l2.slice_size),
-            ("l2.assoc", self.l2.assoc),
-            ("dram.channels", self.dram.channels),
-            ("dram.queue", self.dram.queue),
-            ("pm.channels", self.pm.channels),
-            ("pm.queue", self.pm.queue),
-            ("pb.window", self.pb.window),
+        // Every number's range, one table for files and `--set` alike:
+        // (key, value, least, most). The bounds keep the model's integer
+        // arithmetic (fixed-point times, line and sector masks, L2 ways)
+        // exact; docs/model-params.md lists them.
+        const M: u32 = 1_000_000;
+        let ints = [
+            ("core.sms", self.core.sms, 1, 1024),
+            ("core.clock_mhz", self.core.clock_mhz, 1, 100_000),
+            // The PB's warp bitmask and the artifact's `WARPS_PER_SM`: 64 wide.
+            ("core.warps_per_sm", self.core.warps_per_sm, 1, 64),
+            ("core.ctas_per_sm", self.core.ctas_per_sm, 1, 64),
+            ("core.regs_per_sm", self.core.regs_per_sm, 1, 1 << 24),
+            ("core.smem_per_sm", self.core.smem_per_sm, 0, 1 << 24),
+            ("core.schedulers", self.core.schedulers, 1, 64),
+            (
+                "core.kernel_launch_latency",
+                self.core.kernel_launch_latency,
+                0,
+                100 * M,
+            ),
+            ("core.fence_latency", self.core.fence_latency, 0, M),
+            ("core.shared_latency", self.core.shared_latency, 0, M),
+            ("l1.size", self.l1.size, 1, 1 << 24),
+            ("l1.line", self.l1.line, 1, 4096),
+            ("l1.sector", self.l1.sector, 1, 4096),
+            ("l1.assoc", self.l1.assoc, 1, 1 << 24),
+            ("l1.latency", self.l1.latency, 0, M),
+            ("l1.mshrs", self.l1.mshrs, 1, 1 << 16),
+            ("l1.miss_queue", self.l1.miss_queue, 1, 1 << 16),
+            ("icnt.latency", self.icnt.latency, 0, M),
+            ("icnt.port_bytes", self.icnt.port_bytes, 1, 1 << 16),
+            ("l2.slices", self.l2.slices, 1, 1024),
+            ("l2.slice_size", self.l2.slice_size, 1, 1 << 30),
+            ("l2.assoc", self.l2.assoc, 1, 256),
+            ("l2.latency", self.l2.latency, 0, M),
+            ("dram.channels", self.dram.channels, 1, 1024),
+            ("dram.latency", self.dram.latency, 0, M),
+            ("dram.queue", self.dram.queue, 1, 1 << 16),
+            ("pm.channels", self.pm.channels, 1, 1024),
+            ("pm.latency", self.pm.latency, 0, M),
+            ("pm.queue", self.pm.queue, 1, 1 << 16),
+            ("pcie.latency", self.pcie.latency, 0, M),
+            ("pb.entries", self.pb.entries, 1, 1 << 16),
+            ("pb.window", self.pb.window, 1, 1 << 16),
+            ("pb.actr_bits", self.pb.actr_bits, 1, 32),
+            ("remote_visibility", self.remote_visibility, 0, M),
         ];
-        for (key, v) in nonzero {
-            if v == 0 {
-                return Err(invalid(key, v, "must be at least 1"));
+        for (key, v, lo, hi) in ints {
+            if !(lo..=hi).contains(&v) {
+                return Err(invalid(key, v, &format!("allowed {lo}..={hi}")));
             }
         }
+        // Bandwidths: finite, and between 1/1024 and 4096 bytes per core
+        // cycle at `core.clock_mhz` (a server's cost per byte is a whole
+        // number of 2^-20 cycles).
+        let (lo, hi) = (1.0 / 1024.0, 4096.0);
+        let gbs = |bpc: f64| bpc * self.core.clock_mhz as f64 / 1000.0;
         for (key, v) in [
             ("dram.bandwidth", self.dram.bandwidth),
             ("pm.read_bandwidth", self.pm.read_bandwidth),
             ("pm.write_bandwidth", self.pm.write_bandwidth),
             ("pcie.bandwidth", self.pcie.bandwidth),
         ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(invalid(key, v, "must be a finite number of GB/s above 0"));
+            let bpc = self.bytes_per_cycle(v);
+            if !(v.is_finite() && (lo..=hi).contains(&bpc)) {
+                return Err(invalid(
+                    key,
+                    short(v),
+                    &format!(
+                        "allowed {:.6}..={:.1} GB/s at core.clock_mhz = {} (1/1024 to 4096 bytes per cycle)",
+                        gbs(lo),
+                        gbs(hi),
+                        self.core.clock_mhz
+                    ),
+                ));
             }
         }
         let hop = self.pm.fabric_hop;
-        if !(hop.is_finite() && hop >= 0.0) {
+        if !(hop.is_finite() && (0.0..=1e6).contains(&hop)) {
             return Err(invalid(
                 "pm.fabric_hop",
-                hop,
-                "must be a finite number of cycles, 0 or more",
-            ));
-        }
-        // The PB's warp bitmask and the artifact's `WARPS_PER_SM` are 64 wide.
-        if self.core.warps_per_sm > 64 {
-            return Err(invalid(
-                "core.warps_per_sm",
-                self.core.warps_per_sm,
-                "at most 64 (the warp bitmask's width)",
+                short(hop),
+                "must be a finite number of cycles, 0 to 1000000",
             ));
         }
         let l1 = &self.l1;
@@ -724,6 +755,41 @@ impl GpuConfig {
             value,
             reason: format!("the persist buffer unit allows {what}{}", e.allowed),
         }
+    }
+}
+
+/// The 1-based line of a TOML text that sets dotted `key` (`pm.latency`:
+/// `latency = ..` under `[pm]`, or `pm.latency = ..`), if one does.
+pub fn key_line(text: &str, key: &str) -> Option<usize> {
+    let mut table = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.trim();
+        if let Some(h) = l.strip_prefix('[') {
+            table = norm_key(h.split(']').next().unwrap_or("").trim());
+            continue;
+        }
+        let Some((k, _)) = l.split_once('=') else {
+            continue;
+        };
+        let k = norm_key(k.trim());
+        let full = if table.is_empty() {
+            k
+        } else {
+            format!("{table}.{k}")
+        };
+        if full == key {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// A number as a message shows it: `1e308`, not 309 digits.
+fn short(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-3..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
     }
 }
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use sbrp_iface::{FlushPolicy, PbParams, PbUnit};
-use sbrp_trace::program::Program;
+use sbrp_trace::program::{check_instr, Program};
 use sbrp_trace::{Event, Execution, RunEnd, WarpId};
 use serde::Serialize;
 
@@ -165,7 +165,11 @@ impl Gpu {
                     if next_cta < kinfo.grid
                         && self.sms[s].fits(&self.cfg, wpc, kinfo.block, regs, kinfo.smem)
                     {
-                        self.place(prog, k, next_cta, s, &mut warps_seen);
+                        if let Err(e) = self.place(prog, k, next_cta, s, &mut warps_seen) {
+                            rep.failures.push(e);
+                            end = RunEnd::Cut;
+                            break 'kernels;
+                        }
                         next_cta += 1;
                         rr = (s + 1) % n;
                         wake[s] = start;
@@ -235,7 +239,11 @@ impl Gpu {
                         while next_cta < kinfo.grid
                             && self.sms[s].fits(&self.cfg, wpc, kinfo.block, regs, kinfo.smem)
                         {
-                            self.place(prog, k, next_cta, s, &mut warps_seen);
+                            if let Err(e) = self.place(prog, k, next_cta, s, &mut warps_seen) {
+                                rep.failures.push(e);
+                                end = RunEnd::Cut;
+                                break 'kernels;
+                            }
                             next_cta += 1;
                         }
                     }
@@ -340,10 +348,37 @@ impl Gpu {
         sm.live_warps == 0 && (self.cfg.artifact.no_kernel_end_drain || sm.drained())
     }
 
-    fn place(&mut self, prog: &dyn Program, k: usize, cta: u32, s: usize, seen: &mut Vec<WarpId>) {
+    /// Launches CTA `cta` of kernel `k` on SM `s`; a CTA whose code the
+    /// model cannot run (`check_instr`: an in-memory program skips the
+    /// parser) is refused with what is wrong and where.
+    fn place(
+        &mut self,
+        prog: &dyn Program,
+        k: usize,
+        cta: u32,
+        s: usize,
+        seen: &mut Vec<WarpId>,
+    ) -> Result<(), String> {
         let kinfo = &prog.kernels()[k];
         let mut code = prog.cta(k, cta);
         let wpc = kinfo.warps_per_cta() as usize;
+        if code.warps.len() > wpc {
+            return Err(format!(
+                "kernel {k} ({}) CTA {cta}: code for {} warps, the block has {wpc}",
+                kinfo.name,
+                code.warps.len()
+            ));
+        }
+        for (w, instrs) in code.warps.iter().enumerate() {
+            for (n, i) in instrs.iter().enumerate() {
+                check_instr(i).map_err(|e| {
+                    format!(
+                        "kernel {k} ({}) CTA {cta} warp {w} instruction {n}: {e}",
+                        kinfo.name
+                    )
+                })?;
+            }
+        }
         code.warps.resize(wpc, Vec::new());
         let regs = kinfo.regs * kinfo.warps_per_cta() * 32;
         let now = self.now;
@@ -371,6 +406,7 @@ impl Gpu {
             }
         }
         sm.draining = false;
+        Ok(())
     }
 
     /// Kernel end: the L1s write back their volatile lines and are
@@ -419,10 +455,10 @@ impl Gpu {
                     .map(sbrp_trace::program::write_instr)
                     .unwrap_or_default();
                 lines.push(format!(
-                    "  warp {}.{w} at instruction {} ({op}): {:?}",
+                    "  warp {}.{w} at instruction {} ({op}): {}",
                     sm.id,
                     warp.pc,
-                    warp.state()
+                    warp.state().text()
                 ));
                 if lines.len() > 40 {
                     lines.push("  ...".into());

@@ -495,3 +495,119 @@ fn docs_table_every_key_and_preset() {
         );
     }
 }
+
+/// Issue 26: numbers that passed validation and then panicked (or were
+/// silently ignored) are refused by the one range table, whether they come
+/// from `--set` or from a file; every preset, with and without the
+/// artifact's mode, stays inside it.
+#[test]
+fn every_number_is_range_checked_the_same_way_in_files_and_sets() {
+    for name in NAMES {
+        let mut c = preset(name).unwrap();
+        c.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+        artifact_mode(&mut c);
+        c.validate()
+            .unwrap_or_else(|e| panic!("{name} artifact: {e}"));
+    }
+    for (key, value, allowed) in [
+        (
+            "pm.write_bandwidth",
+            "1e308",
+            "GB/s at core.clock_mhz = 1365",
+        ),
+        ("pm.write_bandwidth", "5e-324", "GB/s"),
+        ("pm.write_bandwidth", "1e-20", "GB/s"),
+        ("pm.read_bandwidth", "nan", "GB/s"),
+        ("dram.bandwidth", "inf", "GB/s"),
+        ("pcie.bandwidth", "-1", "GB/s"),
+        ("l2.assoc", "512", "allowed 1..=256"),
+        ("l1.line", "8192", "allowed 1..=4096"),
+        ("core.sms", "0", "allowed 1..=1024"),
+        ("core.warps_per_sm", "65", "allowed 1..=64"),
+        ("pm.fabric_hop", "1e300", "0 to 1000000"),
+    ] {
+        let mut c = GpuConfig::default();
+        c.set(key, value).unwrap();
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.key(), Some(key), "{key}={value}: {e}");
+        assert!(e.to_string().contains(allowed), "{key}={value}: {e}");
+        // The same value in a file: the same refusal.
+        let (table, leaf) = key.split_once('.').unwrap();
+        let text = format!("[{table}]\n{leaf} = {value}\n");
+        if let Ok(f) = GpuConfig::from_toml_str(&text, "c.toml") {
+            let e2 = f.validate().unwrap_err();
+            assert_eq!(e2.to_string(), e.to_string(), "{key}={value}");
+        }
+    }
+    // The bounds themselves run.
+    let mut c = GpuConfig::default();
+    c.set("pm.write_bandwidth", "0.0014").unwrap();
+    c.set("l2.assoc", "256").unwrap();
+    c.set("l2.slice_size", "262144").unwrap();
+    c.validate().unwrap();
+    sbrp_gpu::Gpu::with_model_units(&c).unwrap();
+}
+
+/// Every key set to edge values: each either refused by `validate` (or
+/// `set`) or run by the model on a small program without a panic (issue
+/// 26: the one validation path must cover every number the model uses).
+#[test]
+fn edge_values_of_every_key_are_refused_or_run() {
+    use sbrp_trace::program::parse_program;
+    let prog = parse_program(
+        "program p\nkernel k grid=3 block=64\ncta 0..3\nwarp 0\n  st.pm 0x1000 +4\n  ofence\n  st.global 0x8000 +8\n  prel.dev pm 0x9000 1\n  dfence\nwarp 1\n  pacq.dev pm 0x9000 1\n  ld.pm 0x1000 +4\n  atom.global mask=1 0x8000 +0\n",
+        "p.prog",
+    )
+    .unwrap();
+    let values = [
+        "0",
+        "1",
+        "2",
+        "3",
+        "7",
+        "64",
+        "65",
+        "255",
+        "256",
+        "257",
+        "4096",
+        "65536",
+        "1000000",
+        "4294967295",
+        "1e308",
+        "5e-324",
+        "1e-20",
+        "-1",
+        "nan",
+        "inf",
+    ];
+    let (mut ran, mut refused) = (0, 0);
+    // SBRP: the model that uses the most keys (the persist buffer's too).
+    for base in ["sbrp-near"] {
+        for key in GpuConfig::keys() {
+            for v in values {
+                let mut c = preset(base).unwrap();
+                if c.set(&key, v).is_err() || c.validate().is_err() {
+                    refused += 1;
+                    continue;
+                }
+                if c.core.sms > 64 {
+                    c.core.sms = 64; // a smaller GPU of the same kind, for speed
+                }
+                let run = std::panic::catch_unwind(|| {
+                    let mut g = sbrp_gpu::Gpu::with_model_units(&c).unwrap();
+                    g.run(
+                        &prog,
+                        sbrp_gpu::RunOpts {
+                            max_cycles: Some(30_000),
+                            ..sbrp_gpu::RunOpts::default()
+                        },
+                    )
+                });
+                assert!(run.is_ok(), "{base} with {key}={v} panicked");
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran > 250 && refused > 250, "ran {ran}, refused {refused}");
+}

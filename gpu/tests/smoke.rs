@@ -74,7 +74,7 @@ fn program(ctas: u32, warps: u32) -> FileProgram {
     FileProgram {
         name: "smoke".into(),
         kernels: vec![k.clone(), k],
-        code: vec![code.clone(), code],
+        code: vec![code.clone().into(), code.into()],
         ..FileProgram::default()
     }
 }

@@ -231,6 +231,12 @@ fn litmus(path: &Path) -> bool {
 /// Reads a program: `.trace` (a litmus trace), `.prog`, or either gzipped.
 pub fn load_program(path: &Path) -> Result<FileProgram> {
     let name = path.display().to_string();
+    // A device or pipe (`/dev/zero`) could be read forever: files only.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(BenchError::Invalid(format!(
+            "program {name}: not a regular file"
+        )));
+    }
     // The I/O error's text goes into the message once (`BenchError::Io`
     // would print it again as the error's source).
     let bytes = std::fs::read(path)
@@ -263,6 +269,12 @@ pub fn resolve_config(src: &ConfigSource, over: &Overrides) -> Result<GpuConfig>
         ConfigSource::Preset(p) => sbrp_gpu::presets::preset_or_err(p)
             .map_err(|e| BenchError::Invalid(format!("--preset {p}: {e}")))?,
         ConfigSource::File(f) => {
+            if std::fs::metadata(f).is_ok_and(|m| !m.is_file()) {
+                return Err(BenchError::Invalid(format!(
+                    "--config {}: not a regular file",
+                    f.display()
+                )));
+            }
             GpuConfig::load(f).map_err(|e| BenchError::Invalid(e.to_string()))?
         }
     };
@@ -273,8 +285,28 @@ pub fn resolve_config(src: &ConfigSource, over: &Overrides) -> Result<GpuConfig>
         cfg.set(k, v)
             .map_err(|e| BenchError::Invalid(format!("--set {k}={v}: {e}")))?;
     }
-    cfg.validate()
-        .map_err(|e| BenchError::Invalid(e.to_string()))?;
+    cfg.validate().map_err(|e| {
+        // Name where the refused value came from: the last `--set` of its
+        // key, else the configuration file (with its line), else the preset.
+        let key = e.key().unwrap_or("");
+        let origin = if let Some((k, v)) = over.set.iter().rev().find(|(k, _)| k == key) {
+            format!("--set {k}={v}")
+        } else {
+            match src {
+                ConfigSource::File(f) => {
+                    let line = std::fs::read_to_string(f)
+                        .ok()
+                        .and_then(|t| sbrp_gpu::config::key_line(&t, key));
+                    match line {
+                        Some(l) => format!("{}:{l}", f.display()),
+                        None => f.display().to_string(),
+                    }
+                }
+                ConfigSource::Preset(p) => format!("--preset {p}"),
+            }
+        };
+        BenchError::Invalid(format!("{origin}: {e}"))
+    })?;
     Ok(cfg)
 }
 
@@ -323,9 +355,24 @@ pub fn build_gpu(
     unit_fault: sbrp_sim_fast::Fault,
 ) -> Result<Built> {
     let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
+    // Asking for a shadow that cannot be is an error, not a silent no-op.
+    if shadow != Shadow::None && !sbrp {
+        return Err(BenchError::Invalid(format!(
+            "--cosim: model {:?} has no persist buffer to shadow (an SBRP preset has)",
+            cfg.model
+        )));
+    }
+    if let Shadow::First(k) = shadow {
+        if k > cfg.core.sms {
+            return Err(BenchError::Invalid(format!(
+                "--sms {k}: the configuration has {} SMs (core.sms)",
+                cfg.core.sms
+            )));
+        }
+    }
     let shadowed = match (shadow, sbrp) {
         (Shadow::None, _) | (_, false) => 0,
-        (Shadow::First(k), true) => k.min(cfg.core.sms),
+        (Shadow::First(k), true) => k,
         (Shadow::All, true) => cfg.core.sms,
     };
     let slot: MismatchSlot = Rc::new(RefCell::new(None));
@@ -374,25 +421,39 @@ pub fn run_program(o: &GpuRunOpts) -> Result<GpuRunOutcome> {
         // unless the trace says otherwise): evictions are what they test.
         cfg.l1.assoc = 4;
     }
+    // The program's `config` lines: first checked as `sbrp cosim` checks
+    // them (the front end's keys and ranges), then the GPU model takes the
+    // L1's ways and the flag visibility (it has its own memory system).
+    let file = o.program.display().to_string();
+    let mut fe = sbrp_sim_fast::frontend::FrontEndConfig::default();
+    fe.apply_items(&file, prog.config())
+        .map_err(|e| BenchError::Invalid(e.to_string()))?;
     for (k, v, line) in prog.config() {
-        // Litmus `config` lines: the GPU model has its own memory system;
-        // the L1's ways and the flag visibility carry over.
-        let num = || -> Result<u32> {
-            v.parse().map_err(|_| {
-                BenchError::Invalid(format!(
-                    "{}:{line}: config {k}={v}: not a number",
-                    prog.name()
-                ))
-            })
-        };
+        let old = cfg.clone();
         match k.as_str() {
-            "remote_visibility" => cfg.remote_visibility = num()?,
-            "l1_ways" => cfg.l1.assoc = num()?,
-            _ => {}
+            "remote_visibility" => cfg.remote_visibility = fe.remote_visibility,
+            "l1_ways" => cfg.l1.assoc = fe.l1_ways,
+            _ => continue,
+        }
+        if let Err(e) = cfg.validate() {
+            let why = match e {
+                sbrp_gpu::config::ConfigError::Invalid { reason, .. } => reason,
+                e => e.to_string(),
+            };
+            let what = if k == "l1_ways" {
+                format!(
+                    "{} ways do not divide the GPU model's {} L1 lines ({why})",
+                    cfg.l1.assoc,
+                    old.l1_lines()
+                )
+            } else {
+                why
+            };
+            return Err(BenchError::Invalid(format!(
+                "{file}:{line}: config {k}={v}: {what}"
+            )));
         }
     }
-    cfg.validate()
-        .map_err(|e| BenchError::Invalid(e.to_string()))?;
     if let (true, Some(k)) = (litmus(&o.program), prog.kernels().first()) {
         // A litmus trace's warp `S.W` is warp W of CTA S, which must run on
         // SM S: with fewer SMs the CTAs would share SMs and the trace's

@@ -323,6 +323,15 @@ fn deadlocking_program_exits_1_with_the_waiting_warp() {
         waiting[0].contains("warp 0.1") && waiting[0].contains("pacq.dev"),
         "{out}"
     );
+    // In words, not Rust's debug text (issue 26).
+    assert!(
+        waiting[0].ends_with(": busy until cycle") || waiting[0].contains("): "),
+        "{out}"
+    );
+    assert!(
+        !out.contains("Until(") && !out.contains("WaitStall {"),
+        "{out}"
+    );
     assert!(out.lines().any(|l| l == "FAIL"), "{out}");
     // A failed check still writes the report, which says so.
     let v: serde_json::Value =

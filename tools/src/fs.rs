@@ -23,24 +23,73 @@ impl FsError {
     }
 }
 
+/// Whether `path` may be written by a rename over it: absent, or a regular
+/// file (a symbolic link is followed). A device, directory, pipe or socket
+/// is refused: renaming a file over `/dev/null` would replace the node.
+pub fn check_output(path: &Path) -> Result<(), FsError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(FsError {
+            what: "write",
+            path: path.to_path_buf(),
+            error: std::io::Error::other(
+                "not a regular file (a device, directory, pipe or socket): refusing to replace it",
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory
 /// renamed over it: readers see the old file or the whole new one, and a
-/// failure leaves no partial file.
+/// failure leaves no partial file. Only over a regular file
+/// ([`check_output`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".sbrp-tmp-")
-        .tempfile_in(dir)
-        .map_err(FsError::new("write", path))?;
-    tmp.write_all(bytes).map_err(FsError::new("write", path))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(FsError::new("write", path))?;
-    tmp.persist(path)
-        .map_err(|e| FsError::new("write", path)(e.error))?;
+    write_all_atomic(&[(path, bytes)])
+}
+
+/// Writes every file or none: each goes to a uniquely named temporary file
+/// beside it; only when all are written are they renamed into place (a
+/// rename that then fails removes the files already renamed). Every path
+/// must pass [`check_output`] first.
+pub fn write_all_atomic(files: &[(&Path, &[u8])]) -> Result<(), FsError> {
+    for (path, _) in files {
+        check_output(path)?;
+    }
+    let mut tmps = Vec::new();
+    for (path, bytes) in files {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".sbrp-tmp-")
+            .tempfile_in(dir)
+            .map_err(FsError::new("write", path))?;
+        tmp.write_all(bytes).map_err(FsError::new("write", path))?;
+        // A temporary file is private (0600); the output gets the mode of
+        // the file it replaces, else that of a new file (0644).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode());
+            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
+                .map_err(FsError::new("write", path))?;
+        }
+        tmp.as_file()
+            .sync_all()
+            .map_err(FsError::new("write", path))?;
+        tmps.push(tmp);
+    }
+    let mut done: Vec<&Path> = Vec::new();
+    for ((path, _), tmp) in files.iter().zip(tmps) {
+        if let Err(e) = tmp.persist(path) {
+            for d in done {
+                let _ = std::fs::remove_file(d);
+            }
+            return Err(FsError::new("write", path)(e.error));
+        }
+        done.push(path);
+    }
     Ok(())
 }
 
@@ -128,6 +177,44 @@ mod tests {
         let e = write_atomic(&p, b"x").unwrap_err();
         assert!(e.to_string().contains("report.txt"), "{e}");
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn only_regular_files_are_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        // A directory stands in for a device node (the test may not be root).
+        let sub = d.path().join("dir");
+        std::fs::create_dir(&sub).unwrap();
+        let e = write_atomic(&sub, b"x").unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(sub.is_dir());
+        #[cfg(unix)]
+        {
+            let e = check_output(Path::new("/dev/null")).unwrap_err();
+            assert!(e.to_string().contains("/dev/null"), "{e}");
+        }
+        // Two files, one refused: neither is written, no temporary is left.
+        let a = d.path().join("a.json");
+        let e = write_all_atomic(&[(&a, b"a"), (&sub, b"b")]).unwrap_err();
+        assert!(e.to_string().contains("dir"), "{e}");
+        assert!(!a.exists());
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+        // An unrelated `a.json.part` is left alone.
+        let part = d.path().join("a.json.part");
+        std::fs::write(&part, "mine").unwrap();
+        write_all_atomic(&[(&a, b"a")]).unwrap();
+        assert_eq!(std::fs::read_to_string(&part).unwrap(), "mine");
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "a");
+        // A new file is readable by others, a replaced one keeps its mode.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&a), 0o644);
+            std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o600)).unwrap();
+            write_atomic(&a, b"again").unwrap();
+            assert_eq!(mode(&a), 0o600);
+        }
     }
 
     #[test]

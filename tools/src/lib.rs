@@ -18,7 +18,7 @@ mod mutate;
 mod patch;
 mod run;
 
-pub use fs::{write_atomic, FsError, Scratch};
+pub use fs::{check_output, write_all_atomic, write_atomic, FsError, Scratch};
 pub use lines::error_lines;
 pub use mutate::{mutation_sites, sample_mutations, Mutation, MutationKind};
 pub use patch::{PatchError, VerilogPatch};

@@ -10,6 +10,8 @@
 //! Submodules: `text` (the file form, parser and writer), `litmus` (litmus
 //! traces as programs), `synth` (the synthetic benchmark program).
 
+use std::collections::BTreeMap;
+
 use crate::expect::Expectation;
 use crate::types::Scope;
 
@@ -26,6 +28,11 @@ pub use text::{
     parse_program, program_to_text, write_instr, write_program, InstrKind, ProgramError,
     FLAG_ALIGN, INSTR_MNEMONICS, MAX_BLOCK, SIZES,
 };
+
+/// End of the usable address space: every byte an access or a flag word
+/// touches lies below it (the top 64 KiB are reserved, so that line and
+/// sector arithmetic never passes 2^64).
+pub const ADDR_END: u64 = u64::MAX - 0xffff;
 
 /// Lanes of a warp.
 pub const WARP_LANES: u32 = 32;
@@ -198,14 +205,74 @@ pub trait Program {
     }
 }
 
+/// The code of a kernel's CTAs as ranges `lo..hi` sharing one code (a
+/// `cta A..B` block), so memory follows the file, not the grid. Canonical:
+/// ranges disjoint, adjacent ranges with equal code merged, CTAs without code
+/// (no warps) left out, so equal kernels compare equal however built.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelCode {
+    /// Start of each range -> (end, excluded; code).
+    ranges: BTreeMap<u32, (u32, CtaCode)>,
+}
+
+impl KernelCode {
+    /// The code of CTA `cta`, if it has any.
+    pub fn get(&self, cta: u32) -> Option<&CtaCode> {
+        let (_, (hi, code)) = self.ranges.range(..=cta).next_back()?;
+        (cta < *hi).then_some(code)
+    }
+
+    /// The ranges in CTA order: (lo, hi excluded, code).
+    pub fn ranges(&self) -> impl Iterator<Item = (u32, u32, &CtaCode)> {
+        self.ranges.iter().map(|(lo, (hi, c))| (*lo, *hi, c))
+    }
+
+    /// The first CTA of `lo..hi` that already has code.
+    pub fn overlap(&self, lo: u32, hi: u32) -> Option<u32> {
+        let (l, (h, _)) = self.ranges.range(..hi).next_back()?;
+        (*h > lo).then_some(lo.max(*l))
+    }
+
+    /// Gives CTAs `lo..hi` (none of them given before: `overlap`) `code`.
+    pub fn insert(&mut self, mut lo: u32, mut hi: u32, code: CtaCode) {
+        if lo >= hi || code.warps.is_empty() {
+            return;
+        }
+        debug_assert!(self.overlap(lo, hi).is_none());
+        if let Some((&l, (h, c))) = self.ranges.range(..lo).next_back() {
+            if *h == lo && *c == code {
+                lo = l;
+            }
+        }
+        if self.ranges.get(&hi).is_some_and(|(_, c)| *c == code) {
+            if let Some((h, _)) = self.ranges.remove(&hi) {
+                hi = h;
+            }
+        }
+        self.ranges.insert(lo, (hi, code));
+    }
+}
+
+impl From<Vec<CtaCode>> for KernelCode {
+    /// CTA `i` gets the code at index `i`.
+    fn from(v: Vec<CtaCode>) -> KernelCode {
+        let mut k = KernelCode::default();
+        for (i, c) in v.into_iter().enumerate() {
+            let i = u32::try_from(i).unwrap_or(u32::MAX - 1);
+            k.insert(i, i + 1, c);
+        }
+        k
+    }
+}
+
 /// A program held in memory (a program file, or a litmus trace converted).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileProgram {
     pub name: String,
     pub kernels: Vec<KernelInfo>,
-    /// Per kernel, the code of each CTA (a CTA not listed has no warps' code:
+    /// Per kernel, the code of its CTAs (a CTA not given has no warps' code:
     /// its warps exit at once).
-    pub code: Vec<Vec<CtaCode>>,
+    pub code: Vec<KernelCode>,
     pub expects: Vec<Expectation>,
     pub config: Vec<(String, String, usize)>,
 }
@@ -221,7 +288,7 @@ impl Program for FileProgram {
         // Out of range (kernel or CTA): no code, rather than a panic.
         self.code
             .get(k)
-            .and_then(|c| c.get(cta as usize))
+            .and_then(|c| c.get(cta))
             .cloned()
             .unwrap_or_default()
     }
@@ -231,4 +298,94 @@ impl Program for FileProgram {
     fn config(&self) -> &[(String, String, usize)] {
         &self.config
     }
+}
+
+/// Checks what the GPU model needs of one instruction, whoever built it
+/// (the parser refuses the same): active lanes, list lengths, sizes, every
+/// byte below [`ADDR_END`], aligned flags, values that fit, a reachable
+/// acquire value, bounded compute.
+pub fn check_instr(i: &Instr) -> Result<(), String> {
+    match i {
+        Instr::Ld {
+            size, mask, addrs, ..
+        }
+        | Instr::Atom {
+            size, mask, addrs, ..
+        }
+        | Instr::St {
+            size, mask, addrs, ..
+        } => {
+            if !SIZES.contains(size) {
+                return Err(format!("size {size} is not one of 1, 2, 4, 8, 16"));
+            }
+            if *mask == 0 {
+                return Err("mask 0 has no active lane".into());
+            }
+            let active = mask.count_ones() as usize;
+            if let Addrs::List(v) = addrs {
+                if v.len() != active {
+                    return Err(format!(
+                        "address list has {} entries but mask {mask:#x} has {active} active lanes",
+                        v.len()
+                    ));
+                }
+            }
+            let lanes = (0..WARP_LANES).filter(|l| mask >> l & 1 == 1);
+            for (r, l) in lanes.enumerate() {
+                let a = addrs.lane(l, r);
+                if a > ADDR_END - *size as u64 {
+                    return Err(format!(
+                        "lane {l}'s access at {a:#x} reaches the reserved top of the address space (from {ADDR_END:#x})"
+                    ));
+                }
+            }
+            if let Instr::St { values, .. } = i {
+                if let Values::List(v) = values {
+                    if v.len() != active {
+                        return Err(format!(
+                            "value list has {} entries but mask {mask:#x} has {active} active lanes",
+                            v.len()
+                        ));
+                    }
+                }
+                if *size < 8 {
+                    let limit = 1u64 << (8 * *size as u32);
+                    if let Some((r, v)) = (0..active)
+                        .filter_map(|r| values.get(r).map(|v| (r, v)))
+                        .find(|(_, v)| *v >= limit)
+                    {
+                        return Err(format!(
+                            "value {v} of lane rank {r} does not fit size {size}"
+                        ));
+                    }
+                }
+            }
+        }
+        Instr::PAcq { flag, .. } | Instr::PRel { flag, .. } => {
+            if flag % FLAG_ALIGN != 0 {
+                return Err(format!(
+                    "flag address {flag:#x} is not {FLAG_ALIGN}-byte aligned"
+                ));
+            }
+            if *flag > ADDR_END - 8 {
+                return Err(format!(
+                    "flag word at {flag:#x} reaches the reserved top of the address space (from {ADDR_END:#x})"
+                ));
+            }
+            if let Instr::PAcq { want, mask, .. } = i {
+                if want & !mask != 0 {
+                    return Err(format!(
+                        "wanted value {want:#x} has bits outside mask {mask:#x}: the acquire would spin forever"
+                    ));
+                }
+            }
+        }
+        Instr::Compute { cycles } if *cycles > MAX_COMPUTE => {
+            return Err(format!(
+                "compute {cycles} too long (at most {MAX_COMPUTE} cycles)"
+            ));
+        }
+        _ => {}
+    }
+    Ok(())
 }

@@ -115,9 +115,14 @@ fn fast(mask: u32, size: u64, addrs: &Addrs, lb: u64, sb: u64, out: &mut Vec<Lin
     let hi = 31 - mask.leading_zeros() as u64;
     // In 64 bits: a full mask's run plus one is 2^32, not 0.
     let contiguous = ((mask >> lo) as u64 + 1).is_power_of_two();
+    // A base may lie below 0 (wrapping) when lane 0 is inactive; the
+    // active lanes' bytes lie below `ADDR_END` (`check_instr`).
     let (start, end) = match stride {
         0 => (base, base + size),
-        s if s == size as i64 && contiguous => (base + lo * size, base + (hi + 1) * size),
+        s if s == size as i64 && contiguous => (
+            base.wrapping_add(lo * size),
+            base.wrapping_add((hi + 1) * size),
+        ),
         // Aligned lanes never cross a line (the lane loop clips such a
         // lane at its line's end).
         s if s > 0
@@ -128,7 +133,10 @@ fn fast(mask: u32, size: u64, addrs: &Addrs, lb: u64, sb: u64, out: &mut Vec<Lin
             && lb.is_multiple_of(size)
             && contiguous =>
         {
-            (base + lo * s as u64, base + hi * s as u64 + size)
+            (
+                base.wrapping_add(lo * s as u64),
+                base.wrapping_add(hi * s as u64 + size),
+            )
         }
         _ => return false,
     };

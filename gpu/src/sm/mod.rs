@@ -343,16 +343,13 @@ impl Sm {
             self.set_state(w, st);
             slots.push(w);
         }
+        // Warps with no code are done at once; their slots stay the CTA's
+        // until it is reaped (freed earlier, a later CTA's warp could take
+        // one and be emptied by the reap).
         let live = slots
             .iter()
             .filter(|&&w| self.warps[w].state() != WState::Done)
             .count() as u32;
-        // Warps with no code leave at once.
-        for &w in &slots {
-            if self.warps[w].state() == WState::Done {
-                self.set_state(w, WState::Empty);
-            }
-        }
         self.threads += threads;
         self.regs += regs;
         self.smem += smem;

@@ -103,12 +103,16 @@ impl UnitState {
 
     pub fn describe(&self) -> String {
         format!(
-            "unit idle {}, requests in flight {}, acks to present {}, flushes unacknowledged {}, invalidation {:?}",
+            "unit idle {}, requests in flight {}, acks to present {}, flushes unacknowledged {}, L1 invalidation {}",
             self.last_idle,
             self.pending.len(),
             self.acks.len(),
             self.flush_out,
-            self.inv
+            match self.inv {
+                Inv::Idle => "none".to_string(),
+                Inv::Due(t) => format!("due at cycle {t}"),
+                Inv::WaitFall => "waiting for the request to fall".to_string(),
+            }
         )
     }
 

@@ -32,6 +32,30 @@ pub enum WState {
     Done,
 }
 
+impl WState {
+    /// The state in words (deadlock reports).
+    pub fn text(&self) -> String {
+        match self {
+            WState::Empty => "no warp".into(),
+            WState::Ready => "ready to issue".into(),
+            WState::Until(t) => format!("busy until cycle {t}"),
+            WState::UnitReq => "waiting to send a request to the persist buffer".into(),
+            WState::InFlight => "waiting for the persist buffer's answer".into(),
+            WState::WaitStall { since, retry } => format!(
+                "stalled by the persist buffer since cycle {since}{}",
+                if *retry {
+                    " (the request is then sent again)"
+                } else {
+                    ""
+                }
+            ),
+            WState::Steps => "running an ordering point's steps".into(),
+            WState::Barrier => "waiting at a barrier".into(),
+            WState::Done => "done".into(),
+        }
+    }
+}
+
 /// Why a warp waits (stall cycles are counted per cause).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cause {

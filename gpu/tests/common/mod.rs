@@ -99,11 +99,11 @@ pub fn kernel(grid: u32, block: u32, regs: u32, smem: u32) -> KernelInfo {
 
 /// A program of kernels, each with its CTAs' code.
 pub fn program(kernels: Vec<(KernelInfo, Vec<CtaCode>)>) -> FileProgram {
-    let (ks, code) = kernels.into_iter().unzip();
+    let (ks, code): (Vec<KernelInfo>, Vec<Vec<CtaCode>>) = kernels.into_iter().unzip();
     FileProgram {
         name: "directed".into(),
         kernels: ks,
-        code,
+        code: code.into_iter().map(Into::into).collect(),
         ..FileProgram::default()
     }
 }

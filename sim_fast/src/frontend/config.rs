@@ -125,27 +125,42 @@ impl FrontEndConfig {
 
     /// Applies the trace's `config KEY=VALUE` lines, in order.
     pub fn apply_trace(&mut self, t: &Trace) -> Result<(), ConfigError> {
-        for c in &t.config {
+        let items: Vec<(String, String, usize)> = t
+            .config
+            .iter()
+            .map(|c| (c.key.clone(), c.value.clone(), c.line))
+            .collect();
+        self.apply_items(&t.file, &items)
+    }
+
+    /// Applies `config` items (key, value, line) of `file`, in order (a
+    /// program file's `config` lines: the same keys and ranges).
+    pub fn apply_items(
+        &mut self,
+        file: &str,
+        items: &[(String, String, usize)],
+    ) -> Result<(), ConfigError> {
+        for (key, value, line) in items {
             let err = |problem| ConfigError {
-                file: t.file.clone(),
-                line: c.line,
+                file: file.to_string(),
+                line: *line,
                 problem,
             };
-            if c.key == "domain" {
-                self.domain = match c.value.as_str() {
+            if key == "domain" {
+                self.domain = match value.as_str() {
                     "fixed" => DomainKind::Fixed,
                     "hostile" => DomainKind::Hostile,
                     v => return Err(err(ConfigProblem::BadDomain(v.to_string()))),
                 };
                 continue;
             }
-            let v = sbrp_trace::parse_num(&c.value).ok_or_else(|| {
+            let v = sbrp_trace::parse_num(value).ok_or_else(|| {
                 err(ConfigProblem::NotANumber {
-                    key: c.key.clone(),
-                    value: c.value.clone(),
+                    key: key.clone(),
+                    value: value.clone(),
                 })
             })?;
-            self.set_number(&c.key, v).map_err(err)?;
+            self.set_number(key, v).map_err(err)?;
         }
         Ok(())
     }

@@ -145,7 +145,7 @@ pub fn litmus_program(t: &Trace) -> FileProgram {
             regs: 0,
             smem: 0,
         }],
-        code: vec![code],
+        code: vec![code.into()],
         expects: t.expects.clone(),
         config: t
             .config

@@ -153,7 +153,10 @@ fn every_form() -> FileProgram {
             },
         ],
         // CTAs 0..2 share code (written as one range), 2 has none, 3 differs.
-        code: vec![vec![a.clone(), a.clone(), CtaCode::default(), a], vec![b]],
+        code: vec![
+            vec![a.clone(), a.clone(), CtaCode::default(), a].into(),
+            vec![b].into(),
+        ],
         expects: vec![
             Expectation {
                 line: 0,
@@ -730,7 +733,7 @@ fn synth_code_is_a_valid_program_file() {
         name: "synth".into(),
         kernels: s.kernels().to_vec(),
         code: (0..2)
-            .map(|k| (0..2).map(|c| s.cta(k, c)).collect())
+            .map(|k| (0..2).map(|c| s.cta(k, c)).collect::<Vec<_>>().into())
             .collect(),
         expects: Vec::new(),
         config: Vec::new(),
@@ -861,4 +864,129 @@ fn any_program_is_written_cta_by_cta() {
     }
     let e = write_program(&s, &mut Full).unwrap_err();
     assert_eq!(e.to_string(), "disk full");
+}
+
+#[test]
+fn negative_bases_round_trip() {
+    // HM's shape: lane 0's address is below 0, the active lanes' are not.
+    let st = |mask: u32, base: u64, stride: i64| Instr::St {
+        space: Space::Shared,
+        size: 8,
+        mask,
+        addrs: strided(base, stride),
+        values: Values::Unknown,
+    };
+    let hm = st(0x6000, (-15000i64) as u64, 1272);
+    let wrap = st(0x3, 0xffff_ffff_fffe_0000, 0x30000);
+    let ok = st(0x3, 0x100, -0x80);
+    let p = FileProgram {
+        name: "neg".into(),
+        kernels: vec![KernelInfo {
+            name: "k".into(),
+            grid: 1,
+            block: 32,
+            regs: 0,
+            smem: 0,
+        }],
+        code: vec![vec![CtaCode {
+            warps: vec![vec![hm.clone(), wrap, ok]],
+        }]
+        .into()],
+        ..FileProgram::default()
+    };
+    let text = program_to_text(&p);
+    assert!(text.contains("-0x3a98 +1272"), "{text}");
+    // A real wrap past 2^64 is written as the lanes' addresses.
+    assert!(text.contains("[0xfffffffffffe0000,0x10000]"), "{text}");
+    let q = parse_program(&text, "neg.prog").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(q.cta(0, 0).warps[0][0], hm);
+    assert_eq!(q.cta(0, 0).warps[0][2], p.cta(0, 0).warps[0][2]);
+    // Every lane addresses what it did.
+    let (Instr::St { addrs: a, .. }, Instr::St { addrs: b, .. }) =
+        (&p.cta(0, 0).warps[0][1], &q.cta(0, 0).warps[0][1])
+    else {
+        panic!("stores expected");
+    };
+    assert_eq!((a.lane(0, 0), a.lane(1, 1)), (b.lane(0, 0), b.lane(1, 1)));
+    // A negative base whose active lanes fall below 0 is refused.
+    let bad = "program p\nkernel k grid=1 block=32\ncta 0\nwarp 0\n st.pm mask=0x3 -0x10 +8\n";
+    let e = parse_program(bad, "bad.prog").unwrap_err();
+    assert_eq!(e.line, 5);
+    assert!(e.msg.contains("lane 0's address -0x10"), "{e}");
+}
+
+#[test]
+fn parser_memory_follows_the_file_not_the_grid() {
+    // A 60-byte file naming the last CTA of a 2^32 - 1 grid, and one range
+    // over every CTA: both read at once, small.
+    let t = std::time::Instant::now();
+    let last = "program p\nkernel k grid=4294967295 block=64\ncta 4294967294\nwarp 1\n dfence\n";
+    let p = parse_program(last, "last.prog").unwrap();
+    assert_eq!(p.cta(0, 4294967294).warps[1], vec![Instr::DFence]);
+    assert_eq!(p.cta(0, 0), CtaCode::default());
+    let all = "program p\nkernel k grid=4294967295 block=32\ncta 0..4294967295\nwarp 0\n bar\n";
+    let p = parse_program(all, "all.prog").unwrap();
+    assert_eq!(p.cta(0, 123_456_789).warps[0], vec![Instr::Bar]);
+    assert_eq!(program_to_text(&p).lines().count(), 5);
+    assert!(t.elapsed().as_secs() < 2, "{:?}", t.elapsed());
+    // Overlapping ranges are still refused, naming the first CTA given twice.
+    let twice = "program p\nkernel k grid=100 block=32\ncta 10..20\ncta 15..=40\n";
+    let e = parse_program(twice, "twice.prog").unwrap_err();
+    assert_eq!(
+        (e.line, e.msg.as_str()),
+        (4, "CTA 15 already given at line 3")
+    );
+    let twice = "program p\nkernel k grid=100 block=32\ncta 10..20\ncta 0..=10\n";
+    let e = parse_program(twice, "twice.prog").unwrap_err();
+    assert_eq!(
+        (e.line, e.msg.as_str()),
+        (4, "CTA 10 already given at line 3")
+    );
+    // Adjacent ranges with equal code are one range, however written.
+    let split =
+        "program p\nkernel k grid=9 block=32\ncta 3..6\nwarp 0\n bar\ncta 0..3\nwarp 0\n bar\n";
+    let p = parse_program(split, "split.prog").unwrap();
+    assert_eq!(p.code[0].ranges().count(), 1);
+    assert!(program_to_text(&p).contains("\ncta 0..6\n"));
+}
+
+#[test]
+fn the_top_of_the_address_space_is_refused() {
+    let head = "program p\nkernel k grid=1 block=32\ncta 0\nwarp 0\n";
+    for (instr, what) in [
+        (
+            "st.pm size=8 mask=1 0xfffffffffffffff8 +0 = 1",
+            "lane 0's access at 0xfffffffffffffff8",
+        ),
+        (
+            "ld.global mask=0x2 0xfffffffffffefffc +4",
+            "lane 1's access at 0xffffffffffff0000",
+        ),
+        (
+            "prel.dev pm 0xfffffffffffffff8 1",
+            "flag word at 0xfffffffffffffff8",
+        ),
+        (
+            "pacq.block global 0xffffffffffff0000 1",
+            "flag word at 0xffffffffffff0000",
+        ),
+    ] {
+        let e = parse_program(&format!("{head}  {instr}\n"), "top.prog").unwrap_err();
+        assert_eq!(e.line, 5, "{instr}");
+        assert!(
+            e.msg.contains(what) && e.msg.contains("reserved top"),
+            "{instr}: {e}"
+        );
+    }
+    // The last usable bytes are fine.
+    let ok = format!("{head}  st.pm size=8 mask=1 0xfffffffffffefff8 +0 = 1\n  prel.dev pm 0xfffffffffffefff8 1\n");
+    parse_program(&ok, "ok.prog").unwrap();
+    // The same check refuses an instruction built in memory.
+    let i = Instr::PRel {
+        scope: crate::Scope::Device,
+        space: Space::Pm,
+        flag: ADDR_END,
+        value: 1,
+    };
+    assert!(check_instr(&i).unwrap_err().contains("reserved top"));
 }

@@ -6,9 +6,11 @@ use crate::expect::{parse_expect, Expectation};
 use crate::ops::parse_num;
 use crate::types::{Scope, MAX_WARPS};
 
+use std::collections::BTreeMap;
+
 use super::{
-    Addrs, CtaCode, FenceScope, FileProgram, Instr, KernelInfo, Program, Space, Values,
-    MAX_COMPUTE, WARP_LANES,
+    check_instr, Addrs, CtaCode, FenceScope, FileProgram, Instr, KernelCode, KernelInfo, Program,
+    Space, Values, MAX_COMPUTE, WARP_LANES,
 };
 
 /// A program file that could not be read: the file, the line and what is
@@ -191,8 +193,26 @@ fn signed(tok: &str, what: &str) -> Result<i128, String> {
     Ok(if neg { -n } else { n })
 }
 
-/// Checks the parts of a memory instruction that need its mask and size.
-fn check_access(size: u8, mask: u32, addrs: &Addrs, values: &Values) -> Result<(), String> {
+/// The first active lane of `mask` whose address `base + lane * stride`
+/// (no wrap) is outside 0..2^64, if any.
+fn lane_outside(base: i128, stride: i64, mask: u32) -> Option<u32> {
+    (0..WARP_LANES)
+        .filter(|l| mask >> l & 1 == 1)
+        .find(|&lane| {
+            let a = base + lane as i128 * stride as i128;
+            a < 0 || a > u64::MAX as i128
+        })
+}
+
+/// Checks the parts of a memory instruction that need its mask and size;
+/// `base` is a strided base as written (it may be negative).
+fn check_access(
+    size: u8,
+    mask: u32,
+    addrs: &Addrs,
+    base: i128,
+    values: &Values,
+) -> Result<(), String> {
     let active = mask.count_ones() as usize;
     match addrs {
         Addrs::List(v) if v.len() != active => {
@@ -202,15 +222,17 @@ fn check_access(size: u8, mask: u32, addrs: &Addrs, values: &Values) -> Result<(
             ))
         }
         Addrs::List(_) => {}
-        Addrs::Strided { base, stride } => {
+        Addrs::Strided { stride, .. } => {
             // Every active lane's address must be a real address, not a wrap.
-            for lane in (0..WARP_LANES).filter(|l| mask >> l & 1 == 1) {
-                let a = *base as i128 + lane as i128 * *stride as i128;
-                if a < 0 || a > u64::MAX as i128 {
-                    return Err(format!(
-                        "lane {lane}'s address {base:#x} + {lane} * {stride} is outside 0..2^64"
-                    ));
-                }
+            if let Some(lane) = lane_outside(base, *stride, mask) {
+                let b = if base < 0 {
+                    format!("-{:#x}", base.unsigned_abs())
+                } else {
+                    format!("{base:#x}")
+                };
+                return Err(format!(
+                    "lane {lane}'s address {b} + {lane} * {stride} is outside 0..2^64"
+                ));
             }
         }
     }
@@ -275,11 +297,18 @@ fn parse_mem(kind: InstrKind, args: &[String]) -> Result<Instr, String> {
     let a = args
         .get(i)
         .ok_or_else(|| format!("expected addresses after {m}: `BASE +STRIDE` or `[A,B,..]`"))?;
+    let mut signed_base = 0i128;
     let addrs = if a.starts_with('[') {
         i += 1;
         Addrs::List(list(a, "addresses")?)
     } else {
-        let base = num(a, "a base address")?;
+        // A base may be negative when the lanes below the first active one
+        // would be (HM's strides): `-0x100 +64`.
+        signed_base = match a.strip_prefix('-') {
+            Some(n) => -(num(n, "a base address")? as i128),
+            None => num(a, "a base address")? as i128,
+        };
+        let base = signed_base as u64;
         let s = args
             .get(i + 1)
             .ok_or_else(|| format!("expected a stride `+N` or `-N` after base {a}"))?;
@@ -319,7 +348,7 @@ fn parse_mem(kind: InstrKind, args: &[String]) -> Result<Instr, String> {
     if let Some(t) = args.get(i) {
         return Err(format!("unexpected `{t}` after the operands of {m}"));
     }
-    check_access(size, mask, &addrs, &values)?;
+    check_access(size, mask, &addrs, signed_base, &values)?;
     Ok(match kind {
         InstrKind::Ld(space) => Instr::Ld {
             space,
@@ -355,6 +384,13 @@ fn parse_instr(tok: &[String]) -> Result<Instr, String> {
         )
     })?;
     let args = &tok[1..];
+    let i = parse_instr_unchecked(kind, m, args)?;
+    check_instr(&i)?;
+    Ok(i)
+}
+
+/// The instruction `m` with its operands, before `check_instr`.
+fn parse_instr_unchecked(kind: InstrKind, m: &str, args: &[String]) -> Result<Instr, String> {
     let nargs = |lo: usize, hi: usize| -> Result<(), String> {
         if args.len() > hi {
             Err(format!("unexpected `{}` after {m}", args[hi]))
@@ -534,8 +570,8 @@ struct Block {
 
 struct Reader {
     p: FileProgram,
-    /// Per kernel, the line that named each CTA (a CTA may be named once).
-    named: Vec<Vec<Option<usize>>>,
+    /// Per kernel, the CTA ranges named so far: start -> (end, line).
+    named: Vec<BTreeMap<u32, (u32, usize)>>,
     block: Option<Block>,
 }
 
@@ -545,12 +581,7 @@ impl Reader {
         let (Some(b), Some(code)) = (self.block.take(), self.p.code.last_mut()) else {
             return;
         };
-        if code.len() < b.hi as usize {
-            code.resize(b.hi as usize, CtaCode::default());
-        }
-        for c in b.lo..b.hi {
-            code[c as usize] = b.code.clone();
-        }
+        code.insert(b.lo, b.hi, b.code);
     }
 
     fn line(&mut self, tok: &[String], line: usize) -> Result<(), String> {
@@ -594,8 +625,8 @@ impl Reader {
                 self.close_block();
                 let k = parse_kernel(tok)?;
                 self.p.kernels.push(k);
-                self.p.code.push(Vec::new());
-                self.named.push(Vec::new());
+                self.p.code.push(KernelCode::default());
+                self.named.push(BTreeMap::new());
             }
             "cta" => {
                 self.close_block();
@@ -607,15 +638,12 @@ impl Reader {
                 let Some(named) = self.named.last_mut() else {
                     return Err("`cta` before any `kernel` line".into());
                 };
-                if named.len() < hi as usize {
-                    named.resize(hi as usize, None);
-                }
-                for c in lo..hi {
-                    if let Some(l) = named[c as usize] {
-                        return Err(format!("CTA {c} already given at line {l}"));
+                if let Some((&l0, &(h0, l))) = named.range(..hi).next_back() {
+                    if h0 > lo {
+                        return Err(format!("CTA {} already given at line {l}", lo.max(l0)));
                     }
-                    named[c as usize] = Some(line);
                 }
+                named.insert(lo, (hi, line));
                 self.block = Some(Block {
                     lo,
                     hi,
@@ -697,16 +725,32 @@ pub fn parse_program(text: &str, file: &str) -> Result<FileProgram, ProgramError
     Ok(r.p)
 }
 
-fn write_addrs(s: &mut String, a: &Addrs) {
+fn write_addrs(s: &mut String, a: &Addrs, mask: u32) {
+    let list = |s: &mut String, v: &[u64]| {
+        let l: Vec<String> = v.iter().map(|a| format!("{a:#x}")).collect();
+        s.push_str(&format!(" [{}]", l.join(",")));
+    };
     match a {
-        Addrs::Strided { base, stride } if *stride < 0 => {
-            s.push_str(&format!(" {base:#x} -{}", stride.unsigned_abs()))
+        Addrs::Strided { base, stride } => {
+            // The base as unsigned, else as negative (lanes below the first
+            // active one under 0), else (real wraps) the lanes as a list.
+            let neg = *base as i64 as i128;
+            let b = if lane_outside(*base as i128, *stride, mask).is_none() {
+                format!("{base:#x}")
+            } else if neg < 0 && lane_outside(neg, *stride, mask).is_none() {
+                format!("-{:#x}", neg.unsigned_abs())
+            } else {
+                let lanes = (0..WARP_LANES).filter(|l| mask >> l & 1 == 1);
+                let v: Vec<u64> = lanes.enumerate().map(|(r, l)| a.lane(l, r)).collect();
+                return list(s, &v);
+            };
+            if *stride < 0 {
+                s.push_str(&format!(" {b} -{}", stride.unsigned_abs()))
+            } else {
+                s.push_str(&format!(" {b} +{stride}"))
+            }
         }
-        Addrs::Strided { base, stride } => s.push_str(&format!(" {base:#x} +{stride}")),
-        Addrs::List(v) => {
-            let l: Vec<String> = v.iter().map(|a| format!("{a:#x}")).collect();
-            s.push_str(&format!(" [{}]", l.join(",")));
-        }
+        Addrs::List(v) => list(s, v),
     }
 }
 
@@ -730,7 +774,7 @@ pub fn write_instr(i: &Instr) -> String {
             if *mask != u32::MAX {
                 s.push_str(&format!(" mask={mask:#x}"));
             }
-            write_addrs(&mut s, addrs);
+            write_addrs(&mut s, addrs, *mask);
             if let Instr::St { values, .. } = i {
                 match values {
                     Values::Unknown => {}
@@ -854,22 +898,12 @@ pub fn program_to_text(p: &FileProgram) -> String {
     let mut s = header(&p.name, &p.config, &p.expects);
     for (k, kernel) in p.kernels.iter().enumerate() {
         s.push_str(&kernel_line(kernel));
-        let code = p.code.get(k).map(Vec::as_slice).unwrap_or(&[]);
-        let mut text = String::new();
-        let mut emit = |b: String| {
-            text.push_str(&b);
-            Ok(())
-        };
-        let mut runs = Runs {
-            emit: &mut emit,
-            run: None,
-        };
-        // Writing to a String cannot fail.
-        for (c, cta) in code.iter().enumerate() {
-            let _ = runs.push(c as u64, cta.clone());
+        // Ranges are canonical (merged): one block each.
+        if let Some(code) = p.code.get(k) {
+            for (lo, hi, c) in code.ranges() {
+                s.push_str(&cta_block(lo as u64, hi as u64, c));
+            }
         }
-        let _ = runs.flush();
-        s.push_str(&text);
     }
     s
 }

@@ -14,7 +14,7 @@ use sbrp_testbench::suite::{
 };
 use sbrp_workloads::{App, Build};
 
-use crate::args::{jobs, parse_sets, FaultArg, GpuFaultArg};
+use crate::args::{jobs as jobs_arg, parse_sets, FaultArg, GpuFaultArg};
 use crate::Verdict;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -65,19 +65,12 @@ pub fn trace(a: &TraceArgs) -> Result<Verdict> {
     } else {
         app.program(a.build.build())
     };
-    let tmp = a.out.with_extension("part");
-    let write = || -> std::io::Result<()> {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        sbrp_trace::program::write_program(prog.as_ref(), &mut f)?;
-        use std::io::Write;
-        f.flush()?;
-        drop(f);
-        std::fs::rename(&tmp, &a.out)
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        bail!("cannot write {}: {e}", a.out.display());
-    }
+    crate::run::check_output("--out", &a.out)?;
+    // In memory first (a `.gz` name is compressed), then one atomic write.
+    let mut text = Vec::new();
+    sbrp_trace::program::write_program(prog.as_ref(), &mut text)?;
+    let text = String::from_utf8(text).context("program text is not UTF-8")?;
+    crate::run::write_files(&[(&a.out, text)])?;
     println!(
         "{}: {} kernels written to {}",
         app.name(),
@@ -174,7 +167,7 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
         shadow,
         check_image: a.check,
         keep_record: a.record.is_some(),
-        check_threads: jobs(a.jobs)?,
+        check_threads: jobs_arg(a.jobs)?,
         points: a.check.then_some(points),
         gpu_fault: a.gpu_fault.into(),
         overrides: Overrides {
@@ -284,6 +277,15 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
         Some(s) => s.split(',').map(|x| x.trim().to_string()).collect(),
         None => sbrp_workloads::APPS.iter().map(|s| s.to_string()).collect(),
     };
+    // An app named twice would count twice in the means.
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            bail!(
+                "--apps {}: `{n}` given twice",
+                a.apps.as_deref().unwrap_or("")
+            );
+        }
+    }
     if a.shrink == 0 {
         bail!("--shrink 0: at least 1");
     }
@@ -311,11 +313,7 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
         .collect::<Result<Vec<_>>>()?;
     let gen = t0.elapsed().as_secs_f64();
     let jobs = suite_jobs(apps.len());
-    let threads = a.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    let threads = jobs_arg(a.jobs)?;
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let progress = |done: usize, total: usize| {
         if tty {
@@ -538,25 +536,10 @@ fn check_dir(d: &Path) -> Result<()> {
     Ok(())
 }
 
-/// All files or none: each goes to a temporary name, then all are renamed.
+/// All files or none (`run::write_files`).
 fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
-    let tmp = |p: &Path| {
-        let mut t = p.as_os_str().to_owned();
-        t.push(".part");
-        PathBuf::from(t)
-    };
-    for (p, text) in files {
-        if let Err(e) = std::fs::write(tmp(p), text) {
-            for (q, _) in files {
-                let _ = std::fs::remove_file(tmp(q));
-            }
-            bail!("cannot write {}: {e}", p.display());
-        }
-    }
-    for (p, _) in files {
-        std::fs::rename(tmp(p), p).with_context(|| format!("cannot write {}", p.display()))?;
-    }
-    Ok(())
+    let refs: Vec<(&PathBuf, String)> = files.iter().map(|(p, t)| (p, t.clone())).collect();
+    crate::run::write_files(&refs)
 }
 
 /// The invariant at every durable point, one line (and the first failure).

@@ -42,6 +42,16 @@ pub fn run(a: &BenchGpuArgs) -> Result<Verdict> {
                 .map_err(|e| anyhow!("--presets {p}: {e}"))
         })
         .collect::<Result<Vec<_>>>()?;
+    for (p, c) in &presets {
+        if a.warps > c.core.warps_per_sm {
+            return Err(anyhow!(
+                "--warps {}: a CTA of {} warps does not fit an SM of {p} (core.warps_per_sm = {})",
+                a.warps,
+                a.warps,
+                c.core.warps_per_sm
+            ));
+        }
+    }
     let prog =
         SynthProgram::new(a.kernels, a.ctas, a.warps, a.instrs, a.seed).map_err(|e| anyhow!(e))?;
     println!(
@@ -78,6 +88,12 @@ pub fn run(a: &BenchGpuArgs) -> Result<Verdict> {
             r.cycles as f64 / secs / 1e6,
             if r.finished { "" } else { "  NOT FINISHED" }
         );
+        for f in &r.failures {
+            println!("{:<16} CHECK FAILED: {f}", "");
+        }
+        if let Some(d) = &r.deadlock {
+            println!("{d}");
+        }
         // What the time went on: the event loop's SM visits (each costs
         // the same order of work), and the units' steps.
         let per = |x: u64| x as f64 / r.sm.instrs.max(1) as f64;

@@ -13,6 +13,7 @@ mod bench_unit;
 mod check;
 mod cosim;
 mod crash;
+mod fuzz_gpu;
 mod mutate;
 mod prove;
 mod run;
@@ -88,6 +89,11 @@ enum Cmd {
     /// persistency checker, and recovery kernels run on the GPU model.
     #[command(after_help = EXIT_CODES)]
     Crash(crash::CrashArgs),
+    /// Fuzz the program parser and the GPU model: mutated and generated
+    /// programs under several presets; a panic, a run past its limits or a
+    /// round-trip difference is a finding (exit 1).
+    #[command(after_help = EXIT_CODES)]
+    FuzzGpu(fuzz_gpu::FuzzGpuArgs),
     /// Mutation campaign: automatic single-site mutants of the generated
     /// Verilog through lockstep suites and proofs, kill counts per check.
     #[command(after_help = EXIT_CODES)]
@@ -134,13 +140,26 @@ fn main() -> ExitCode {
         Cmd::Check(a) => check::run(a),
         Cmd::Crash(a) => crash::run(a),
         Cmd::Mutate(a) => mutate::run(a),
+        Cmd::FuzzGpu(a) => fuzz_gpu::run(a),
     };
     match r {
         Ok(Verdict::Pass) => ExitCode::SUCCESS,
         Ok(Verdict::Fail) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("sbrp: error: {e:#}");
+            eprintln!("sbrp: error: {}", printable(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }
+}
+
+/// A message with the control characters its input may carry (a damaged
+/// file's bytes) shown as escapes, so they cannot act on the terminal.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }

@@ -163,43 +163,49 @@ pub(crate) fn check_output(flag: &str, f: &Path) -> Result<()> {
     if f.file_name().is_none() {
         bail!("{flag} {}: not a file name", f.display());
     }
+    sbrp_tools::check_output(f).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+    // The directory must take a new file (the temporary), before any run.
+    let probe = dir.join(format!(".sbrp-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => bail!(
+            "{flag} {}: cannot write in {}: {e}",
+            f.display(),
+            dir.display()
+        ),
+    }
     Ok(())
 }
 
-/// The temporary file `f` is written to before it is renamed into place:
-/// hidden, beside it (a rename within one directory is atomic).
-fn part_path(f: &Path) -> PathBuf {
-    let name = f.file_name().unwrap_or_default().to_string_lossy();
-    f.with_file_name(format!(".{name}.{}.part", std::process::id()))
+/// The bytes of an output file: gzip-compressed when its name ends in `.gz`.
+pub(crate) fn output_bytes(f: &Path, text: &str) -> Result<Vec<u8>> {
+    if !f.to_string_lossy().ends_with(".gz") {
+        return Ok(text.as_bytes().to_vec());
+    }
+    use std::io::Write;
+    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(text.as_bytes())
+        .and_then(|_| z.finish())
+        .with_context(|| format!("cannot compress {}", f.display()))
 }
 
-/// Writes every file or none: each goes to its temporary file first; only
-/// when all are written are they renamed into place. On an error every
-/// temporary file (and any file already renamed) is removed.
+/// Writes every file or none (`sbrp_tools::write_all_atomic`: unique
+/// temporaries beside each file, renamed once all are written, regular
+/// files only); `.gz` names are gzip-compressed.
 pub(crate) fn write_files(files: &[(&PathBuf, String)]) -> Result<()> {
-    let parts: Vec<PathBuf> = files.iter().map(|(f, _)| part_path(f)).collect();
-    let cleanup = |done: &[&PathBuf]| {
-        for p in &parts {
-            let _ = std::fs::remove_file(p);
-        }
-        for f in done {
-            let _ = std::fs::remove_file(f);
-        }
-    };
-    for ((f, text), part) in files.iter().zip(&parts) {
-        if let Err(e) = std::fs::write(part, text) {
-            cleanup(&[]);
-            return Err(e).with_context(|| format!("cannot write {}", f.display()));
-        }
-    }
-    let mut done = vec![];
-    for ((f, _), part) in files.iter().zip(&parts) {
-        if let Err(e) = std::fs::rename(part, f) {
-            cleanup(&done);
-            return Err(e).with_context(|| format!("cannot write {}", f.display()));
-        }
-        done.push(*f);
-    }
+    let bytes = files
+        .iter()
+        .map(|(f, t)| Ok((f.as_path(), output_bytes(f, t)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<(&Path, &[u8])> = bytes.iter().map(|(f, b)| (*f, b.as_slice())).collect();
+    sbrp_tools::write_all_atomic(&refs)?;
     Ok(())
 }
 
@@ -276,6 +282,9 @@ fn print_report(o: &GpuRunOutcome, secs: f64) {
     }
     if let Some(d) = &r.deadlock {
         println!("{d}");
+    }
+    if !r.finished && r.deadlock.is_none() && r.failures.is_empty() && o.mismatch.is_none() {
+        println!("stopped at the cycle limit (--max-cycles) before the program's end");
     }
     for (line, why) in &o.skipped {
         println!("expectation at line {line} not checked: {why}");
