@@ -13,6 +13,7 @@ pub mod mutate;
 pub mod speed;
 pub mod suite;
 pub mod suites;
+pub mod sweep;
 
 pub use engine::{directed_engines, make_unit, Engine, EngineError};
 pub use error::BenchError;

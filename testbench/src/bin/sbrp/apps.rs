@@ -523,7 +523,7 @@ fn recovery_campaign(
 }
 
 /// The output directory exists (or can be made) and is writable.
-fn check_dir(d: &Path) -> Result<()> {
+pub(crate) fn check_dir(d: &Path) -> Result<()> {
     std::fs::create_dir_all(d).with_context(|| format!("--out {}: cannot create", d.display()))?;
     let probe = d.join(".sbrp-write-test");
     std::fs::write(&probe, b"")
@@ -533,7 +533,7 @@ fn check_dir(d: &Path) -> Result<()> {
 }
 
 /// All files or none: each goes to a temporary name, then all are renamed.
-fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
+pub(crate) fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
     let tmp = |p: &Path| {
         let mut t = p.as_os_str().to_owned();
         t.push(".part");
