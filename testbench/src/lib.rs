@@ -10,6 +10,7 @@ pub mod gpu_run;
 pub mod litmus;
 pub mod lockstep;
 pub mod mutate;
+pub mod plot;
 pub mod speed;
 pub mod suite;
 pub mod suites;

@@ -677,6 +677,25 @@ pub mod fig10 {
         Ok(v)
     }
 
+    /// The three tables as one SVG: a panel each, axes labelled.
+    pub fn plot(tables: &[Table]) -> Result<String> {
+        let x = [
+            "PB entries (share of the L1's lines)",
+            "NVM bandwidth (share of 84/42 GB/s)",
+            "flush window (outstanding flushes per SM)",
+        ];
+        let panels: Vec<crate::plot::Panel> = tables
+            .iter()
+            .zip(x)
+            .map(|(table, x_desc)| crate::plot::Panel {
+                table,
+                x_desc,
+                y_desc: "SBRP-near speedup over epoch-near",
+            })
+            .collect();
+        crate::plot::panels_svg(&panels)
+    }
+
     /// The three tables: each app's SBRP-near speedup over epoch-near at
     /// the default configuration (a, c) or at the same bandwidth (b).
     pub fn tables(

@@ -346,6 +346,17 @@ fn figure_10_prints_its_three_tables() {
     for f in ["fig10a.csv", "fig10b.json", "fig10c.csv", "sweep.csv"] {
         assert!(o.join(f).exists(), "{f}");
     }
+    let svg = std::fs::read_to_string(o.join("fig10.svg")).unwrap();
+    for w in [
+        "<svg",
+        "flush window",
+        "NVM bandwidth",
+        "SBRP-near speedup",
+        "scan",
+        "gmean",
+    ] {
+        assert!(svg.contains(w), "{w} not in the plot");
+    }
     let c = std::fs::read_to_string(o.join("fig10c.csv")).unwrap();
     assert!(c.starts_with("app,2,4,6,8,10,12\nscan,"), "{c}");
 }

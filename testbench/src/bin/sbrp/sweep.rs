@@ -194,6 +194,7 @@ pub fn run(a: &SweepArgs) -> Result<Verdict> {
                 serde_json::to_string_pretty(t)?,
             ));
         }
+        files.push((a.out.join("fig10.svg"), fig10::plot(&tables)?));
     } else {
         print_rows(&plan, &rows, baseline);
     }
