@@ -1,5 +1,6 @@
 //! SVG plots of figure tables (`plotters`): one panel per table, a line
-//! per app and a thick one for the geometric mean, axes labelled.
+//! per app and a thick one for the geometric mean, axes labelled, one
+//! legend below the panels.
 
 use plotters::prelude::*;
 
@@ -19,11 +20,40 @@ pub fn panels_svg(panels: &[Panel]) -> Result<String> {
     let mut svg = String::new();
     {
         let w = 460 * panels.len().max(1) as u32;
-        let root = SVGBackend::with_string(&mut svg, (w, 420)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (w, 450)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
-        let areas = root.split_evenly((1, panels.len().max(1)));
+        let (top, strip) = root.split_vertically(420);
+        let areas = top.split_evenly((1, panels.len().max(1)));
         for (area, p) in areas.iter().zip(panels) {
             draw_panel(area, p).map_err(|e| err(&e))?;
+        }
+        // One legend for all panels, below them (the apps are the first
+        // table's rows).
+        let names: Vec<&str> = panels
+            .first()
+            .map(|p| p.table.rows.iter().map(|r| r.0.as_str()).collect())
+            .unwrap_or_default();
+        let mut x = 70;
+        for (i, name) in names.iter().chain(&["gmean"]).enumerate() {
+            let (c, wd) = if i < names.len() {
+                (Palette99::pick(i).to_rgba(), 2)
+            } else {
+                (BLACK.to_rgba(), 4)
+            };
+            strip
+                .draw(&PathElement::new(
+                    vec![(x, 12), (x + 24, 12)],
+                    c.stroke_width(wd),
+                ))
+                .map_err(|e| err(&e))?;
+            strip
+                .draw(&Text::new(
+                    name.to_string(),
+                    (x + 30, 5),
+                    ("sans-serif", 15),
+                ))
+                .map_err(|e| err(&e))?;
+            x += 40 + 9 * name.len() as i32;
         }
         root.present().map_err(|e| err(&e))?;
     }
@@ -84,22 +114,9 @@ fn draw_panel(
     for (i, (app, v)) in t.rows.iter().enumerate() {
         let c = Palette99::pick(i).to_rgba();
         let pts = series(v);
-        chart
-            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
-            .label(app.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
+        chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?;
         chart.draw_series(pts.iter().map(|&xy| Circle::new(xy, 3, c.filled())))?;
     }
-    let gm = series(&t.geo_mean);
-    chart
-        .draw_series(LineSeries::new(gm, BLACK.stroke_width(4)))?
-        .label("gmean")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK.stroke_width(4)));
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()?;
+    chart.draw_series(LineSeries::new(series(&t.geo_mean), BLACK.stroke_width(4)))?;
     Ok(())
 }
