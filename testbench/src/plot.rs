@@ -111,7 +111,7 @@ fn draw_panel(
             .filter_map(|(i, y)| y.map(|y| (i as f64, y)))
             .collect()
     };
-    for (i, (app, v)) in t.rows.iter().enumerate() {
+    for (i, (_, v)) in t.rows.iter().enumerate() {
         let c = Palette99::pick(i).to_rgba();
         let pts = series(v);
         chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?;
