@@ -119,6 +119,13 @@ fn keys_follow_the_resolved_configuration() {
         ..c.clone()
     };
     assert_ne!(plain, k(&bigger, &p("sbrp-near", &[])));
+    // A setting applied to every point (`--base-set`) is the same point.
+    let mut based = c.clone();
+    based.base.set = pairs(&[("pb.window", "4")]);
+    assert_eq!(
+        k(&based, &p("sbrp-near", &[])),
+        k(&c, &p("sbrp-near", &[("pb.window", "4")]))
+    );
     let text = sweep::key_text(&c, &p("sbrp-near", &[])).unwrap();
     assert!(text.starts_with(&format!("sbrp-sweep model {}", sweep::MODEL_VERSION)));
     assert_eq!(plain.len(), 32);
@@ -241,14 +248,30 @@ fn an_interrupted_sweep_resumes_with_only_the_missing_points() {
     for f in &files[5..] {
         std::fs::remove_file(pts.join(f)).unwrap();
     }
+    // A point file cut short, and a temporary file a killed writer left.
+    let whole = std::fs::read_to_string(pts.join(&files[4])).unwrap();
+    std::fs::write(pts.join(&files[4]), &whole[..whole.len() / 2]).unwrap();
+    std::fs::write(pts.join(".x.123.part"), "{").unwrap();
     std::fs::remove_file(out.join("sweep.csv")).unwrap();
     let (code, stdout, err) = sbrp(&args);
     assert_eq!(code, 0, "{stdout}{err}");
     assert!(
-        stdout.contains("3 run now on 2 threads, 5 from the cache"),
+        stdout.contains("4 run now on 2 threads, 4 from the cache"),
         "{stdout}"
     );
-    assert_eq!(point_files(&out), files);
+    assert_eq!(
+        point_files(&out).len(),
+        files.len() + 1,
+        "the stray .part stays"
+    );
+    // The cut file is rewritten whole: the same result but the wall time.
+    let measured = |text: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+        v.as_object_mut().unwrap().remove("secs");
+        v
+    };
+    let again = std::fs::read_to_string(pts.join(&files[4])).unwrap();
+    assert_eq!(measured(&again), measured(&whole));
     let kept_after = std::fs::metadata(pts.join(&files[0]))
         .unwrap()
         .modified()

@@ -233,6 +233,10 @@ fn progress_bar(total: u64) -> ProgressBar {
     ) {
         bar.set_style(style);
     }
+    if tty {
+        // Redraw twice a second, so elapsed and time left move between points.
+        bar.enable_steady_tick(std::time::Duration::from_millis(500));
+    }
     bar
 }
 
