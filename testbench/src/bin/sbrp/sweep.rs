@@ -229,7 +229,7 @@ fn progress_bar(total: u64) -> ProgressBar {
     };
     let bar = ProgressBar::with_draw_target(Some(total), target);
     if let Ok(style) = ProgressStyle::with_template(
-        "{bar:30} {pos}/{len} points, {elapsed} elapsed, about {eta} left ({msg})",
+        "{pos}/{len} points, {elapsed} elapsed, about {eta} left; {msg:24} {wide_bar}",
     ) {
         bar.set_style(style);
     }
