@@ -227,8 +227,14 @@ pub fn store_point(out: &Path, r: &PointResult) -> Result<()> {
     let dir = f.parent().expect("points dir");
     let io = |e: std::io::Error| BenchError::Invalid(format!("cannot write {}: {e}", f.display()));
     std::fs::create_dir_all(dir).map_err(io)?;
+    // Unique per process, thread and instant: array tasks on several
+    // hosts may share a directory (and a process id).
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     let tmp = dir.join(format!(
-        ".{}.{}.{:?}.part",
+        ".{}.{}.{:?}.{nanos}.part",
         r.key,
         std::process::id(),
         std::thread::current().id()
