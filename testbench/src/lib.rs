@@ -11,9 +11,11 @@ pub mod gpu_run;
 pub mod litmus;
 pub mod lockstep;
 pub mod mutate;
+pub mod plot;
 pub mod speed;
 pub mod suite;
 pub mod suites;
+pub mod sweep;
 
 pub use engine::{directed_engines, make_unit, Engine, EngineError};
 pub use error::BenchError;

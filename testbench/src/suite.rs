@@ -52,6 +52,10 @@ pub struct BenchRun {
     pub cycles: u64,
     pub instrs: u64,
     pub l1_pm_read_misses: u64,
+    /// The run's counts summed over the SMs (persists, flushes, replays).
+    pub sm: sbrp_gpu::stats::SmStats,
+    /// Warp stall cycles by cause.
+    pub stalls: std::collections::BTreeMap<String, u64>,
     pub finished: bool,
     /// Wall-clock seconds of the simulation.
     pub secs: f64,
@@ -189,6 +193,8 @@ pub fn run_app(app: &dyn App, preset: &str, o: &AppRunOpts) -> Result<BenchRun> 
         cycles: r.cycles,
         instrs: r.sm.instrs,
         l1_pm_read_misses: r.sm.l1_pm_read_misses,
+        sm: r.sm,
+        stalls: r.stalls,
         finished: r.finished,
         secs,
         shadowed: b.shadowed,

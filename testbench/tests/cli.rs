@@ -178,7 +178,7 @@ fn help_states_one_exit_code_rule_for_every_subcommand() {
     let (code, out, _) = sbrp(&["--help"]);
     assert_eq!(code, 0);
     assert!(out.contains(rule), "{out}");
-    for cmd in ["verilog", "cosim", "area", "prove", "bench-unit"] {
+    for cmd in ["verilog", "cosim", "area", "prove", "bench-unit", "sweep"] {
         let (code, out, _) = sbrp(&[cmd, "--help"]);
         assert_eq!(code, 0, "{cmd}");
         assert!(out.contains(rule), "{cmd} --help lacks the rule: {out}");

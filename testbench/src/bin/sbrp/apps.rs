@@ -527,7 +527,7 @@ fn recovery_campaign(
 }
 
 /// The output directory exists (or can be made) and is writable.
-fn check_dir(d: &Path) -> Result<()> {
+pub(crate) fn check_dir(d: &Path) -> Result<()> {
     std::fs::create_dir_all(d).with_context(|| format!("--out {}: cannot create", d.display()))?;
     let probe = d.join(".sbrp-write-test");
     std::fs::write(&probe, b"")
@@ -537,7 +537,7 @@ fn check_dir(d: &Path) -> Result<()> {
 }
 
 /// All files or none (`run::write_files`).
-fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
+pub(crate) fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
     let refs: Vec<(&PathBuf, String)> = files.iter().map(|(p, t)| (p, t.clone())).collect();
     crate::run::write_files(&refs)
 }

@@ -17,6 +17,7 @@ mod fuzz_gpu;
 mod mutate;
 mod prove;
 mod run;
+mod sweep;
 mod verilog;
 
 use std::process::ExitCode;
@@ -71,6 +72,10 @@ enum Cmd {
     /// parallel and print Figures 6-9 and 11.
     #[command(after_help = EXIT_CODES)]
     Suite(apps::SuiteArgs),
+    /// Sweep apps x presets over a grid of `--set` values (or Figure 10) in
+    /// parallel, each point cached so that a rerun resumes.
+    #[command(after_help = EXIT_CODES)]
+    Sweep(sweep::SweepArgs),
     /// Measure the GPU model's speed (simulated warp instructions per second,
     /// one core) on the synthetic benchmark program.
     #[command(after_help = EXIT_CODES)]
@@ -136,6 +141,7 @@ fn main() -> ExitCode {
         Cmd::Trace(a) => apps::trace(a),
         Cmd::Bench(a) => apps::bench(a),
         Cmd::Suite(a) => apps::suite(a),
+        Cmd::Sweep(a) => sweep::run(a),
         Cmd::BenchGpu(a) => bench_gpu::run(a),
         Cmd::Check(a) => check::run(a),
         Cmd::Crash(a) => crash::run(a),
