@@ -11,11 +11,14 @@
 //! the earliest durability among those flushes: from then on the durable
 //! value of `a` is S's or one that supersedes it (coherence order within an
 //! SM is the order the L1 took the stores). Stores of different SMs to one
-//! address race (the L1s are not coherent) and are not compared.
+//! address race (the L1s are not coherent) and are not compared. Lanes of
+//! one store writing one address with different values race too: one value
+//! lands, and a flush read in the store's cycle carries each of those lanes
+//! when it holds any of their values.
 
 use std::collections::HashMap;
 
-use crate::record::{Event, Execution};
+use crate::record::{Event, Execution, OpRef};
 
 /// "Never durable", as a cycle: later than any cycle.
 pub const NEVER: u64 = u64::MAX;
@@ -32,6 +35,8 @@ pub struct Durability {
     /// the durable cycles of the flushes read at or after each, and each
     /// flush's (durable cycle, value).
     by_addr: HashMap<(u32, u64), Lists>,
+    /// Per op and address its lanes wrote with different values: the values.
+    racing: HashMap<(OpRef, u64), Vec<u64>>,
     /// Distinct cycles at which some flush became durable, ascending.
     pub points: Vec<u64>,
     pub flushes: usize,
@@ -94,10 +99,37 @@ impl Durability {
         let mut points: Vec<u64> = durable.values().copied().collect();
         points.sort_unstable();
         points.dedup();
+        let mut lanes: HashMap<(OpRef, u64), Vec<u64>> = HashMap::new();
+        for e in &exec.events {
+            if let Event::Persist { op, cell, .. } = e {
+                lanes.entry((*op, cell.addr)).or_default().push(cell.value);
+            }
+        }
+        lanes.retain(|_, v| {
+            v.sort_unstable();
+            v.dedup();
+            v.len() > 1
+        });
         Durability {
             by_addr,
+            racing: lanes,
             points,
             flushes,
+        }
+    }
+
+    /// Cycle the lane of `op` (on SM `op.warp.sm`) storing `value` to
+    /// `addr` at cycle `t` became durable, or [`NEVER`]: as `of_store`, with
+    /// the values of the op's other lanes to `addr` counting as its own.
+    pub fn of_persist(&self, op: &OpRef, addr: u64, value: u64, t: u64) -> u64 {
+        let sm = op.warp.sm;
+        match self.racing.get(&(*op, addr)) {
+            None => self.of_store(sm, addr, value, t),
+            Some(vs) => vs
+                .iter()
+                .map(|&v| self.of_store(sm, addr, v, t))
+                .min()
+                .unwrap_or(NEVER),
         }
     }
 

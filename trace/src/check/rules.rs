@@ -204,7 +204,7 @@ impl Walk<'_> {
                 );
             }
             Event::Persist { op, cell, cycle } => {
-                let d = self.dur.of_store(op.warp.sm, cell.addr, cell.value, *cycle);
+                let d = self.dur.of_persist(op, cell.addr, cell.value, *cycle);
                 let i = self.stores.len();
                 self.stores.push(PersistAt {
                     op: *op,

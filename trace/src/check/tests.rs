@@ -266,3 +266,45 @@ fn a_match_with_an_unknown_release_is_an_inconsistent_record() {
         Err(CheckError::Record(_))
     ));
 }
+
+/// Two lanes of one store write one address with different values: one
+/// lands, and an epoch write-back read in the store's cycle carries both
+/// lanes. A lane of another op with a value nobody flushed is not carried.
+#[test]
+fn racing_lanes_of_one_store_are_carried_by_the_value_that_landed() {
+    for (other_op, ok) in [(false, true), (true, false)] {
+        let mut r = Rec::new();
+        let st = op(0, 0, 0, 0);
+        for (k, value) in [1u64, 2].into_iter().enumerate() {
+            let o = if other_op && k == 0 {
+                op(0, 1, 0, 0)
+            } else {
+                st
+            };
+            r.ex.events.push(Event::Persist {
+                op: o,
+                cell: Cell { addr: 0x40, value },
+                cycle: 5,
+            });
+        }
+        r.ex.events.push(Event::Flush {
+            id: 0,
+            sm: 0,
+            line: 0,
+            cells: vec![Cell {
+                addr: 0x40,
+                value: 2,
+            }],
+            evict: false,
+            cycle: 5,
+            read_cycle: 5,
+        });
+        r.ex.events.push(Event::Durable { id: 0, cycle: 9 });
+        for w in [0, 1] {
+            r.order(op(0, w, 0, 1), OrderingOp::DFence, 6);
+            r.retire(op(0, w, 0, 1), 20);
+        }
+        let rep = r.check(Model::Epoch);
+        assert_eq!(rep.ok(), ok, "{:?}", rep.violations);
+    }
+}
