@@ -36,8 +36,7 @@ pub struct FuzzOpts {
     /// Wall-time limit of each run (a run over it is a finding).
     pub max_secs: f64,
     /// Also run the persistency checker on each run's record: a violation
-    /// is a finding (not in CI: lanes of one store writing one address
-    /// with different values read as lost persists, a known false alarm).
+    /// is a finding.
     pub check: bool,
 }
 

@@ -1,8 +1,9 @@
 //! The GPU model's fuzzer in CI (issue 26): 560 programs, half mutated
 //! excerpts of the apps' real programs, half generated; each the parser
 //! takes runs under sbrp-near, epoch-near and gpm-far (over 1,000 runs)
-//! with a small cycle limit: no panic, no run past its limits, every
-//! generated program reads back as itself.
+//! with a small cycle limit: no panic, no run past its limits, no
+//! persistency-checker violation on any run's record, every generated
+//! program reads back as itself.
 
 use sbrp_iface::stimulus::Rng;
 use sbrp_testbench::fuzz::{fuzz, generate, FuzzOpts, PRESETS};
@@ -15,6 +16,7 @@ fn a_thousand_program_runs_without_a_panic() {
         seed: 26,
         max_cycles: 4000,
         max_secs: 20.0,
+        check: true,
         ..FuzzOpts::default()
     };
     let r = fuzz(&o, |_, _| {}).unwrap();

@@ -25,7 +25,7 @@ pub struct FuzzGpuArgs {
     #[arg(long, default_value_t = 20_000)]
     max_cycles: u64,
     /// Also check each run's record with the persistency checker (a
-    /// violation is a finding; see `FuzzOpts::check` for a false alarm).
+    /// violation is a finding).
     #[arg(long)]
     check: bool,
     /// Save each finding's program as DIR/finding-N.prog.
