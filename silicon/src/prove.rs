@@ -722,5 +722,29 @@ mod tests {
             ),
             Verdict::Short(23)
         );
+        // k-induction: base case and step both hold, or the step does not
+        let base = "No output asserted in 4 frames. Resource limit reached (conf limit 0).";
+        assert_eq!(
+            verdict(
+                &format!("{base}\nNetworks are equivalent.  Time = 0.1 sec"),
+                Engine::Induction(4)
+            ),
+            Verdict::Inductive(4)
+        );
+        assert_eq!(
+            verdict(
+                &format!("{base}\nNetworks are UNDECIDED.  Time = 0.1 sec"),
+                Engine::Induction(4)
+            ),
+            Verdict::NotInductive(4)
+        );
+        // a counterexample in the base case is a failure, not "not inductive"
+        assert_eq!(
+            verdict(
+                "Output 0 of miter \"x\" was asserted in frame 3.  Time = 0.1 sec",
+                Engine::Induction(4)
+            ),
+            Verdict::Failed(3)
+        );
     }
 }
