@@ -3,8 +3,8 @@
 // requirements of spec §2 (assumptions: 1, 5, 6, 8 always, 2 where a
 // property needs it, else hooks are free; 9, a warp >= W, is left free: the
 // unit's answer to it is proved), and monitors with ghost state on its
-// ports (assertions). Nothing inside the unit is read, so the proofs hold for
-// any implementation of the port contract. Used by `sbrp prove`
+// ports (assertions). Nothing inside the unit is read (but by the INV_*
+// invariants), so the proofs hold for any implementation of the port contract. Used by `sbrp prove`
 // (silicon/src/prove.rs), one property group per run, chosen by defines:
 //
 //   environment            ENV_HOOKS_EXACT  hooks follow the responses (else free)
@@ -17,6 +17,10 @@
 //                          CHECK_DURABLE CHECK_COALESCE CHECK_RELEASE CHECK_DRAIN
 //                          CHECK_XBLOCK
 //   cover statements       COVER_*
+//   invariants             INV_ACTR  strengthening invariants of CHECK_ACTR over
+//                                    the unit's registers (k-induction, `sbrp
+//                                    prove --unbounded`); x_* wires bound by
+//                                    constraints/formal/inv_actr.ys
 //
 // All checks of a run are ANDed into one assertion `ok` (one AIGER property).
 module sbrp_pb_formal #(
@@ -333,7 +337,51 @@ module sbrp_pb_formal #(
         if (hc > HM || ec > HI || (dc > BD && !idle)) ok = 1'b0;
 `endif
     end
-    always @* if (settled) assert (ok);
+
+`ifdef INV_ACTR
+    // ---- strengthening invariants of CHECK_ACTR (k-induction): the unit's
+    // registers, bound after flattening by inv_actr.ys (connect -set). FIFO:
+    // ring pointer and count sane; each epoch counter = the flushes of that
+    // epoch taken and not acked (un) + its registered ack + those queued in
+    // the FIFO (head and ring); ACTR = the sum; ep_room's register follows
+    // ACTR and ep_closed; the unit's registered reset is the ghost's.
+    wire [A-1:0] x_ectr0, x_ectr1, x_ectr2, x_ectr3;
+    wire [9:0] x_fc;
+    wire [1:0] x_bep0, x_bep1, x_bep2;
+    wire [2:0] x_ackq_count;
+    wire [1:0] x_ackq_epoch;
+    wire x_rstq, x_ep_full, x_ep_closed;
+    wire [1:0] x_rd = x_fc[9:8], x_nr = x_fc[7:6];
+    wire x_fv = x_fc[0];
+    wire [1:0] x_fep = x_fc[3:2];
+    wire [1:0] x_s1 = (x_rd == 2'd2) ? 2'd0 : x_rd + 2'd1;
+    wire [1:0] x_s2 = (x_rd == 2'd0) ? 2'd2 : x_rd - 2'd1;
+    wire [1:0] x_b0 = x_rd == 2'd0 ? x_bep0 : x_rd == 2'd1 ? x_bep1 : x_bep2;
+    wire [1:0] x_b1 = x_s1 == 2'd0 ? x_bep0 : x_s1 == 2'd1 ? x_bep1 : x_bep2;
+    wire [1:0] x_b2 = x_s2 == 2'd0 ? x_bep0 : x_s2 == 2'd1 ? x_bep1 : x_bep2;
+    wire [A+3:0] x_exp [0:3];
+    genvar ge;
+    generate for (ge = 0; ge < 4; ge = ge + 1) begin : xq
+        assign x_exp[ge] = un[ge] + (x_ackq_epoch == ge ? x_ackq_count : 3'd0)
+            + (x_fv && x_fep == ge) + (x_nr > 0 && x_b0 == ge)
+            + (x_nr > 1 && x_b1 == ge) + (x_nr > 2 && x_b2 == ge);
+    end endgenerate
+    reg inv_ok;
+    always @* begin
+        inv_ok = 1'b1;
+        if (x_rd > 2 || x_fc[5] != (x_nr == 3) || (x_nr != 0 && !x_fv)) inv_ok = 1'b0;
+        if (aq != x_ackq_count) inv_ok = 1'b0;
+        if (x_ectr0 != x_exp[0] || x_ectr1 != x_exp[1] || x_ectr2 != x_exp[2]
+            || x_ectr3 != x_exp[3]) inv_ok = 1'b0;
+        if ({4'd0, obs_actr} != x_ectr0 + x_ectr1 + x_ectr2 + x_ectr3) inv_ok = 1'b0;
+        if (wf_out && un[wf_ep] == 0) inv_ok = 1'b0;
+        if (!started || x_rstq != rst_cyc) inv_ok = 1'b0;
+        if (x_ep_full != (x_ep_closed || &obs_actr)) inv_ok = 1'b0;
+    end
+`else
+    wire inv_ok = 1'b1;
+`endif
+    always @* if (settled) assert (ok && inv_ok);
 
     // ---- monitors of the checks ----------------------------------------------
     reg hs_hold, p_evict;

@@ -16,6 +16,7 @@ pub(crate) const SDC: &str = include_str!("../../constraints/timing/sbrp_pb.sdc"
 pub(crate) const SYNTH_CONF: &str = include_str!("../../constraints/synth/synth.conf");
 pub(crate) const FORMAL_WRAPPER: &str = include_str!("../../constraints/formal/sbrp_pb_formal.sv");
 pub(crate) const PROVE_YS: &str = include_str!("../../constraints/formal/prove.ys");
+pub(crate) const INV_ACTR_YS: &str = include_str!("../../constraints/formal/inv_actr.ys");
 
 /// The paper's SM clock (SBRP, Table 1).
 pub const PAPER_CLOCK_MHZ: f64 = 1365.0;

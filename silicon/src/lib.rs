@@ -48,7 +48,8 @@ pub use fo4::{measure_fo4, Fo4};
 pub use memories::MemoryPorts;
 pub use netlist::ModuleArea;
 pub use properties::{
-    deep_depth, property, Breakage, BrokenVariant, Engine, Property, BMC_DEPTH, PROPERTIES,
+    deep_depth, induction, property, Breakage, BrokenVariant, Engine, Induction, Property,
+    BMC_DEPTH, INDUCTION_K, PROPERTIES,
 };
 pub use prove::{
     fair_bounds, format_proof_failures, format_proofs, prove, prove_params, run_proofs, FairBounds,

@@ -20,6 +20,11 @@ pub enum Engine {
     /// BMC to N + this many cycles (N entries): for a run whose depth
     /// grows with the PB.
     BmcEntriesPlus(u32),
+    /// k-induction at depth k (`sbrp prove --unbounded`): the base case by
+    /// BMC from reset to k frames (`bmc3`), then the inductive step (`ind`):
+    /// k consecutive states that satisfy the property (and the run's
+    /// strengthening invariants) are followed by one that does too.
+    Induction(u32),
 }
 
 impl Engine {
@@ -295,6 +300,38 @@ const PROPS: [Property; 17] = [
     // Reached at frame 19.
     cover("cover_xblock", &["ENV_HOOKS_EXACT", "COVER_XBLOCK"], 21, "the cross-warp witness completes: S1 acked after b's S2 was taken"),
 ];
+
+/// How `sbrp prove --unbounded` tries to prove a property by k-induction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Induction {
+    /// The depth k.
+    pub k: u32,
+    /// Extra defines of the wrapper: the strengthening invariants.
+    pub defines: &'static [&'static str],
+    /// Yosys commands binding the invariants' wires to the unit's registers.
+    pub connect: &'static str,
+}
+
+/// Depth of the inductive step for a property without its own: where
+/// `handshake` becomes inductive (k = 3 is not).
+pub const INDUCTION_K: u32 = 4;
+
+/// The k-induction of property `name`: `actr` with its invariants
+/// (`INV_ACTR`), every other at [`INDUCTION_K`] without.
+pub fn induction(name: &str) -> Induction {
+    match name {
+        "actr" => Induction {
+            k: 2,
+            defines: &["INV_ACTR"],
+            connect: crate::config::INV_ACTR_YS,
+        },
+        _ => Induction {
+            k: INDUCTION_K,
+            defines: &[],
+            connect: "",
+        },
+    }
+}
 
 /// Frame of the wrap mutant's counterexample (coalesce, deep).
 const KW_WITHIN: u32 = 26;

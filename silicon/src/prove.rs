@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{fill, FORMAL_WRAPPER, PROVE_YS};
 use crate::error::Result;
 use crate::error::SiliconError;
-use crate::properties::{property, BrokenVariant, Engine, Property, PROPERTIES};
+use crate::properties::{induction, property, BrokenVariant, Engine, Property, PROPERTIES};
 use crate::tools::{generate, require, yosys};
 
 /// How one run ended.
@@ -35,6 +35,12 @@ pub enum Verdict {
     /// BMC's time limit stopped it after this many frames, short of its
     /// depth, without a counterexample: the check was not done.
     Short(u32),
+    /// Proved for every depth by k-induction at this k (base case and
+    /// inductive step).
+    Inductive(u32),
+    /// The base case to k holds but the inductive step at this k does not
+    /// (a counterexample to induction, or its time limit): no proof.
+    NotInductive(u32),
 }
 
 /// Outcome of one run.
@@ -65,7 +71,10 @@ impl ProofRun {
         let failed = matches!(self.verdict, Verdict::Failed(_));
         match (self.cover, self.broken) {
             (true, _) | (false, true) => failed,
-            (false, false) => matches!(self.verdict, Verdict::Proved | Verdict::Bounded(_)),
+            (false, false) => matches!(
+                self.verdict,
+                Verdict::Proved | Verdict::Bounded(_) | Verdict::Inductive(_)
+            ),
         }
     }
 }
@@ -99,6 +108,14 @@ pub struct ProveOptions {
     /// Prove this Verilog file (top module `sbrp_pb` with the ports of the
     /// parameters) instead of the generated RTL; broken variants patch it.
     pub rtl: Option<PathBuf>,
+    /// Prove every property's real run by k-induction
+    /// ([`Engine::Induction`], `properties::induction`) instead of its
+    /// engine; a property not proved so is not as expected.
+    pub unbounded: bool,
+    /// The k of the induction (0: each property's own).
+    pub induction_k: u32,
+    /// Time limit of the inductive step, seconds (0: the default, 120).
+    pub induction_seconds: u32,
 }
 
 /// Every run of one `sbrp prove`.
@@ -182,6 +199,7 @@ fn summary(text: &str) -> String {
                 || l.contains("Reached")
                 || l.contains("timeout")
                 || l.contains("Property UNDECIDED")
+                || l.contains("Networks are")
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -216,6 +234,8 @@ fn verdict(text: &str, engine: Engine) -> Verdict {
                 Verdict::Short(n)
             }
         }
+        Engine::Induction(k) if text.contains("Networks are equivalent") => Verdict::Inductive(k),
+        Engine::Induction(k) if text.contains("No output asserted") => Verdict::NotInductive(k),
         _ => Verdict::Undecided,
     }
 }
@@ -262,11 +282,24 @@ fn prove_one(
     write_atomic(&rtl, v.as_bytes())?;
     let wrapper = dir.join("sbrp_pb_formal.sv");
     write_atomic(&wrapper, FORMAL_WRAPPER.as_bytes())?;
-    let defines: String = prop
-        .run_defines(variant.map(|(_, b)| b))
-        .iter()
-        .map(|d| format!(" -D{d}"))
-        .collect();
+    // A broken variant is searched by BMC to the frame it must fail by.
+    let engine = match (broken, variant) {
+        (true, Some((_, b))) => Engine::Bmc(b.within + 1),
+        _ if opts.unbounded && !prop.cover => Engine::Induction(match opts.induction_k {
+            0 => induction(prop.name).k,
+            k => k,
+        }),
+        _ if opts.pdr && !prop.cover => Engine::Pdr,
+        _ => prop.real_engine(p.entries, opts.deep),
+    };
+    let mut defs = prop.run_defines(variant.map(|(_, b)| b));
+    let mut connect = "";
+    if let Engine::Induction(_) = engine {
+        let ind = induction(prop.name);
+        defs.extend_from_slice(ind.defines);
+        connect = ind.connect;
+    }
+    let defines: String = defs.iter().map(|d| format!(" -D{d}")).collect();
     let fb = fair_bounds(p);
     let params: String = [
         ("N", p.entries),
@@ -294,6 +327,7 @@ fn prove_one(
             ("WRAPPER", wrapper.display().to_string()),
             ("DEFINES", defines),
             ("PARAMS", params),
+            ("CONNECT", connect.to_string()),
             ("AIG", aig.display().to_string()),
         ],
     );
@@ -327,12 +361,6 @@ fn prove_one(
         }
         .into());
     }
-    // A broken variant is searched by BMC to the frame it must fail by.
-    let engine = match (broken, variant) {
-        (true, Some((_, b))) => Engine::Bmc(b.within + 1),
-        _ if opts.pdr && !prop.cover => Engine::Pdr,
-        _ => prop.real_engine(p.entries, opts.deep),
-    };
     let pdr_s = if opts.pdr_seconds == 0 {
         600
     } else {
@@ -340,13 +368,28 @@ fn prove_one(
     };
     let (engine_name, abc_cmd) = match engine {
         Engine::Pdr => ("pdr".to_string(), format!("pdr -T {pdr_s}")),
-        Engine::Bmc(k) | Engine::BmcEntriesPlus(k) => (
+        Engine::Bmc(k) | Engine::BmcEntriesPlus(k) | Engine::Induction(k) => (
             format!("bmc3 -F {k}"),
             match opts.bmc_seconds {
                 0 => format!("bmc3 -F {k}"),
                 t => format!("bmc3 -F {k} -T {t}"),
             },
         ),
+    };
+    let ind_s = match opts.induction_seconds {
+        0 => 120,
+        t => t,
+    };
+    let (engine_name, abc_cmd) = match engine {
+        // base case, then the inductive step on a fresh copy
+        Engine::Induction(k) => (
+            format!("ind -F {k}"),
+            format!(
+                "bmc3 -F {k}; read_aiger {}; fold; ind -F {k} -T {ind_s}",
+                aig.display()
+            ),
+        ),
+        _ => (engine_name, abc_cmd),
     };
     let script = format!("read_aiger {}; fold; {abc_cmd}", aig.display());
     let t0 = Instant::now();
@@ -469,6 +512,8 @@ fn verdict_text(v: Verdict, cover: bool) -> String {
         (Verdict::Failed(f), true) => format!("reached at {f}"),
         (Verdict::Undecided, _) => "UNDECIDED (PDR)".into(),
         (Verdict::Short(n), _) => format!("STOPPED at {n} (time)"),
+        (Verdict::Inductive(k), _) => format!("proved (k-ind, k={k})"),
+        (Verdict::NotInductive(k), _) => format!("NOT INDUCTIVE k={k}"),
     }
 }
 
@@ -522,6 +567,26 @@ pub fn format_proofs(r: &ProveReport) -> String {
             .map(|x| x.property.clone())
             .collect();
         let _ = writeln!(s, "  proved for all depths (PDR): {}", list(proved));
+        let kind: Vec<String> = real()
+            .filter_map(|x| match x.verdict {
+                Verdict::Inductive(k) => Some(format!("{} (k = {k})", x.property)),
+                _ => None,
+            })
+            .collect();
+        let notind: Vec<String> = real()
+            .filter_map(|x| match x.verdict {
+                Verdict::NotInductive(k) => Some(format!("{} at k = {k}", x.property)),
+                _ => None,
+            })
+            .collect();
+        if !kind.is_empty() || !notind.is_empty() {
+            let _ = writeln!(s, "  proved for all depths (k-induction): {}", list(kind));
+            let _ = writeln!(
+                s,
+                "  not inductive (base case holds, the step fails or times out; no proof): {}",
+                list(notind)
+            );
+        }
         let _ = writeln!(
             s,
             "  bounded (BMC from reset, cycles; not proofs): {}",
@@ -565,6 +630,8 @@ pub fn format_proof_failures(r: &ProveReport) -> String {
                 "cover not reached"
             } else if run.verdict == Verdict::Undecided {
                 "no proof: PDR undecided in its time limit"
+            } else if matches!(run.verdict, Verdict::NotInductive(_)) {
+                "no proof: not inductive at its k (counterexample to induction or time limit)"
             } else if matches!(run.verdict, Verdict::Short(_)) {
                 "not checked to its depth: BMC's time limit stopped it"
             } else {
@@ -654,6 +721,30 @@ mod tests {
                 Engine::Bmc(42)
             ),
             Verdict::Short(23)
+        );
+        // k-induction: base case and step both hold, or the step does not
+        let base = "No output asserted in 4 frames. Resource limit reached (conf limit 0).";
+        assert_eq!(
+            verdict(
+                &format!("{base}\nNetworks are equivalent.  Time = 0.1 sec"),
+                Engine::Induction(4)
+            ),
+            Verdict::Inductive(4)
+        );
+        assert_eq!(
+            verdict(
+                &format!("{base}\nNetworks are UNDECIDED.  Time = 0.1 sec"),
+                Engine::Induction(4)
+            ),
+            Verdict::NotInductive(4)
+        );
+        // a counterexample in the base case is a failure, not "not inductive"
+        assert_eq!(
+            verdict(
+                "Output 0 of miter \"x\" was asserted in frame 3.  Time = 0.1 sec",
+                Engine::Induction(4)
+            ),
+            Verdict::Failed(3)
         );
     }
 }

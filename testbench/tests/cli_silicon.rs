@@ -93,6 +93,40 @@ fn prove_reports_proved_and_bounded_apart() {
     }
 }
 
+/// `sbrp prove --unbounded`: k-induction; handshake is proved (exit 0),
+/// `durable`, not inductive without invariants, is a failed check (exit 1)
+/// that says so.
+#[test]
+fn prove_unbounded_reports_k_induction() {
+    let o = sbrp(&["prove", "--unbounded", "--property", "handshake"], &[]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{}", stderr(&o));
+    assert!(
+        stdout.contains("proved (k-ind, k=4)")
+            && stdout.contains("proved for all depths (k-induction): handshake (k = 4)"),
+        "{stdout}"
+    );
+    let o = sbrp(
+        &[
+            "prove",
+            "--unbounded",
+            "--property",
+            "durable",
+            "--induction-seconds",
+            "20",
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{}", stderr(&o));
+    assert!(stdout.contains("NOT INDUCTIVE k=4"), "{stdout}");
+    assert!(
+        stderr(&o).contains("not inductive at its k"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn area_without_tools_or_library_exits_2() {
     for (var, value, hint) in [

@@ -51,6 +51,17 @@ pub struct ProveArgs {
     /// simulates one.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["broken", "sabotage"])]
     rtl: Option<PathBuf>,
+    /// Prove each property for every depth by k-induction (base case by BMC
+    /// to k, then the inductive step; `actr` with its strengthening
+    /// invariants); a property not proved so is a failed check.
+    #[arg(long)]
+    unbounded: bool,
+    /// The k of --unbounded (0: each property's own: actr 2, others 4).
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    k: u32,
+    /// Time limit of an inductive step, seconds (0: 120).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    induction_seconds: u32,
     /// Directory for the Yosys logs; written only when every run behaved as expected.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -90,6 +101,8 @@ pub fn run(a: &ProveArgs) -> Result<Verdict> {
         },
         if a.deep {
             format!(", deep: BMC to {}", sbrp_silicon::deep_depth(p.entries))
+        } else if a.unbounded {
+            ", unbounded: k-induction".to_string()
         } else {
             String::new()
         }
@@ -104,6 +117,9 @@ pub fn run(a: &ProveArgs) -> Result<Verdict> {
         deep: a.deep,
         bmc_seconds: a.bmc_seconds,
         rtl: a.rtl.clone(),
+        unbounded: a.unbounded,
+        induction_k: a.k,
+        induction_seconds: a.induction_seconds,
     };
     let r = sbrp_silicon::prove(&p, &opts)?;
     print!("{}", sbrp_silicon::format_proofs(&r));
