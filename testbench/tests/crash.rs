@@ -9,25 +9,16 @@
 //!
 //! Run in release for speed: `cargo test --release -p sbrp-testbench --test crash`.
 
+mod common;
+
 use sbrp_testbench::crash::{check_points, check_points_with, Points};
 use sbrp_testbench::gpu_run::{resolve_config, ConfigSource, Overrides};
 use sbrp_testbench::suite::{checker_model, run_app, AppRunOpts};
 use sbrp_trace::check;
 use sbrp_workloads::{app, App, Build};
 
-/// The sizes of `gpu_apps.rs`: one wave or less of each app's launch shape.
 fn apps() -> Vec<Box<dyn App>> {
-    [
-        ("gpkvs", 2048),
-        ("hm", 300),
-        ("srad", 64),
-        ("reduction", 262_144),
-        ("mq", 40),
-        ("scan", 512 * 60),
-    ]
-    .iter()
-    .map(|(n, s)| app(n, Some(*s)).unwrap())
-    .collect()
+    common::small_apps()
 }
 
 /// Points where the whole invariant is compared with the incremental one.

@@ -4,25 +4,16 @@
 //! and with the Verilated RTL shadowing two SMs' persist buffers, zero
 //! mismatches; skipping the units' replay loops changes no result.
 
+mod common;
+
 use sbrp_gpu::{Gpu, RunOpts};
 use sbrp_testbench::gpu_run::Shadow;
 use sbrp_testbench::suite::{run_app, AppRunOpts};
 use sbrp_trace::program::{Program, SynthProgram};
 use sbrp_workloads::{app, App, Build};
 
-/// Small sizes: one wave or less of each app's launch shape.
 fn apps() -> Vec<Box<dyn App>> {
-    [
-        ("gpkvs", 2048),
-        ("hm", 300),
-        ("srad", 64),
-        ("reduction", 262_144),
-        ("mq", 40),
-        ("scan", 512 * 60),
-    ]
-    .iter()
-    .map(|(n, s)| app(n, Some(*s)).unwrap())
-    .collect()
+    common::small_apps()
 }
 
 fn check(a: &dyn App, preset: &str, build: Build, recovery: bool, shadow: Shadow) {

@@ -23,3 +23,19 @@ pub fn outcome(o: Output) -> (i32, String, String) {
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
 }
+
+/// The apps at the sizes of the GPU-model tests: one wave or less of each
+/// app's launch shape.
+pub fn small_apps() -> Vec<Box<dyn sbrp_workloads::App>> {
+    [
+        ("gpkvs", 2048),
+        ("hm", 300),
+        ("srad", 64),
+        ("reduction", 262_144),
+        ("mq", 40),
+        ("scan", 512 * 60),
+    ]
+    .iter()
+    .map(|(n, s)| sbrp_workloads::app(n, Some(*s)).unwrap())
+    .collect()
+}
