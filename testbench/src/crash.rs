@@ -53,6 +53,8 @@ pub struct PointsReport {
     pub failed: u64,
     /// The earliest failing point.
     pub first: Option<PointFailure>,
+    /// Checked with the app's incremental invariant (`App::incremental`).
+    pub incremental: bool,
 }
 
 /// One durable flush, in replay order.
@@ -335,6 +337,7 @@ fn check_incrementally(
         distinct: distinct as u64,
         failed: ok.iter().filter(|&&k| !k).count() as u64,
         first: None,
+        incremental: true,
     };
     if let Some(k) = ok.iter().position(|&k| !k) {
         let (cycle, upto, _) = all[chosen[k]];

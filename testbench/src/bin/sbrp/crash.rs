@@ -162,8 +162,6 @@ pub fn run(a: &CrashArgs) -> Result<Verdict> {
         (None, None) => Points::Every,
     };
     let run_secs = t0.elapsed().as_secs_f64();
-    let incremental =
-        !a.full_check && !matches!(which, Points::At(_)) && app.incremental(&init).is_some();
     // The checker runs beside the points and the recovery runs.
     let (checker, points, points_secs, recovery) = std::thread::scope(|s| {
         let checker = s.spawn(|| {
@@ -190,6 +188,7 @@ pub fn run(a: &CrashArgs) -> Result<Verdict> {
     let (checker, checker_secs) = checker;
     let checker = checker.map_err(|e| anyhow::anyhow!("{e}"))?;
     let (recovery, recovery_secs) = recovery?;
+    let incremental = points.incremental;
     let mut cycles: Vec<u64> = recovery.iter().map(|r| r.cycles).collect();
     cycles.sort_unstable();
     let recovery_ok = recovery
