@@ -14,6 +14,9 @@ command -v sta >/dev/null 2>&1 || need+=(opensta)
 command -v boolector >/dev/null 2>&1 || need+=(boolector)
 command -v z3 >/dev/null 2>&1 || need+=(z3)
 [ -f /usr/share/qflow/tech/osu018/osu018_stdcells.lib ] || need+=(qflow-tech-osu018)
+# A font for the PNG plots (`sbrp suite --out`, `sbrp sweep --figure 10`,
+# `sbrp area --sweep --out`).
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 # Verilator's generated C++ needs a C++ compiler and make.
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)

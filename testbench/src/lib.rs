@@ -11,6 +11,7 @@ pub mod gpu_run;
 pub mod litmus;
 pub mod lockstep;
 pub mod mutate;
+pub mod paper;
 pub mod plot;
 pub mod speed;
 pub mod suite;

@@ -153,7 +153,18 @@ fn suite_prints_the_figures_and_writes_their_files() {
     for fig in ["fig6", "fig7", "fig8", "fig9", "fig11"] {
         assert!(files.contains(&format!("{fig}.csv")), "{files:?}");
         assert!(files.contains(&format!("{fig}.json")), "{files:?}");
+        // Each figure as a bar chart, SVG and PNG.
+        let svg = std::fs::read_to_string(out_dir.join(format!("{fig}.svg"))).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("gmean"),
+            "{fig}.svg"
+        );
+        let png = std::fs::read(out_dir.join(format!("{fig}.png"))).unwrap();
+        assert_eq!(&png[..4], b"\x89PNG", "{fig}.png");
     }
+    // The paper's stated mean of SBRP-far over epoch-far is marked.
+    let svg = std::fs::read_to_string(out_dir.join("fig6.svg")).unwrap();
+    assert!(svg.contains("stated mean"), "fig6.svg has no mark");
     assert!(files.contains(&"runs.json".to_string()));
     assert!(!files.iter().any(|f| f.ends_with(".part")), "{files:?}");
     let csv = std::fs::read_to_string(out_dir.join("fig6.csv")).unwrap();

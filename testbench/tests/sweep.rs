@@ -369,6 +369,8 @@ fn figure_10_prints_its_three_tables() {
     for f in ["fig10a.csv", "fig10b.json", "fig10c.csv", "sweep.csv"] {
         assert!(o.join(f).exists(), "{f}");
     }
+    let png = std::fs::read(o.join("fig10.png")).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG");
     let svg = std::fs::read_to_string(o.join("fig10.svg")).unwrap();
     for w in [
         "<svg",

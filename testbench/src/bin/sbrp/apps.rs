@@ -8,6 +8,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
 use sbrp_testbench::crash::{median_worst, recovery_runs, Points, PointsReport};
 use sbrp_testbench::gpu_run::{resolve_config, ConfigSource, Overrides, Shadow};
+use sbrp_testbench::plot;
 use sbrp_testbench::suite::{
     figures, run_app, run_jobs, suite_jobs, AppRunOpts, BenchRun, SuiteCheck, Table, RECOVERY_RUNS,
     SUITE_RUNS,
@@ -448,8 +449,17 @@ pub fn suite(a: &SuiteArgs) -> Result<Verdict> {
             ));
         }
         files.push((d.join("runs.json"), serde_json::to_string_pretty(&runs)?));
-        write_all(&files)?;
-        println!("wrote {} files into {}", files.len(), d.display());
+        let images = plots(&tables, |t| plot::bars_svg(t, plot::y_desc(&t.name)))?;
+        let images: Vec<(PathBuf, Vec<u8>)> = images
+            .into_iter()
+            .map(|(name, b)| (d.join(name), b))
+            .collect();
+        write_all_with(&files, &images)?;
+        println!(
+            "wrote {} files into {}",
+            files.len() + images.len(),
+            d.display()
+        );
     }
     Ok(Verdict::of(bad.is_empty() && recovery_fails.is_empty()))
 }
@@ -536,10 +546,34 @@ pub(crate) fn check_dir(d: &Path) -> Result<()> {
     Ok(())
 }
 
-/// All files or none (`run::write_files`).
-pub(crate) fn write_all(files: &[(PathBuf, String)]) -> Result<()> {
-    let refs: Vec<(&PathBuf, String)> = files.iter().map(|(p, t)| (p, t.clone())).collect();
-    crate::run::write_files(&refs)
+/// Text files (gzip when named `.gz`) and binary ones (images), all or
+/// none (`sbrp_tools::write_all_atomic`).
+pub(crate) fn write_all_with(
+    files: &[(PathBuf, String)],
+    bin: &[(PathBuf, Vec<u8>)],
+) -> Result<()> {
+    let mut bytes = files
+        .iter()
+        .map(|(f, t)| Ok((f.as_path(), crate::run::output_bytes(f, t)?)))
+        .collect::<Result<Vec<_>>>()?;
+    bytes.extend(bin.iter().map(|(f, b)| (f.as_path(), b.clone())));
+    let refs: Vec<(&Path, &[u8])> = bytes.iter().map(|(f, b)| (*f, b.as_slice())).collect();
+    sbrp_tools::write_all_atomic(&refs)?;
+    Ok(())
+}
+
+/// Each table's plot as `NAME.svg` and `NAME.png`.
+pub(crate) fn plots(
+    tables: &[Table],
+    svg: impl Fn(&Table) -> sbrp_testbench::error::Result<String>,
+) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut v = vec![];
+    for t in tables {
+        let s = svg(t)?;
+        v.push((format!("{}.png", t.name), plot::png_of_svg(&s)?));
+        v.push((format!("{}.svg", t.name), s.into_bytes()));
+    }
+    Ok(v)
 }
 
 /// The invariant at every durable point, one line (and the first failure).

@@ -1,11 +1,12 @@
 //! `sbrp area`: area and timing of the unit through Yosys and OpenSTA
 //! (`sbrp_silicon`, results and method in docs/hardware.md).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
 use sbrp_silicon::{AreaOptions, SweepEvent};
+use sbrp_testbench::plot::{png_of_svg, xy_panels_svg, XyPanel};
 
 use crate::args::{flag_error, ParamArgs};
 use crate::Verdict;
@@ -56,6 +57,9 @@ pub fn run(a: &AreaArgs) -> Result<Verdict> {
             SweepEvent::Skipped(p, e) => eprintln!("sbrp area: skipped {}: {e}", p.tag()),
         })?;
         print!("{}", sbrp_silicon::format_sweep(&r.rows));
+        if let Some(out) = &a.out {
+            write_sweep_plot(out, &r.rows)?;
+        }
         "sweep.csv"
     } else {
         let r = sbrp_silicon::area(&p, &opts)?;
@@ -63,7 +67,58 @@ pub fn run(a: &AreaArgs) -> Result<Verdict> {
         "area.csv"
     };
     if let Some(out) = &a.out {
-        println!("wrote report.txt and {csv_name} in {}", out.display());
+        let plot = if a.sweep {
+            ", sweep.svg, sweep.png"
+        } else {
+            ""
+        };
+        println!("wrote report.txt, {csv_name}{plot} in {}", out.display());
     }
     Ok(Verdict::Pass)
+}
+
+/// Area and critical-stage delay against entries, a line per warp count,
+/// as sweep.svg and sweep.png beside sweep.csv.
+fn write_sweep_plot(out: &Path, rows: &[sbrp_silicon::AreaReport]) -> Result<()> {
+    let mut warps: Vec<u32> = rows.iter().map(|r| r.params.warps).collect();
+    warps.dedup();
+    let series = |f: &dyn Fn(&sbrp_silicon::AreaReport) -> Option<f64>| {
+        warps
+            .iter()
+            .map(|&w| {
+                let pts = rows
+                    .iter()
+                    .filter(|r| r.params.warps == w)
+                    .filter_map(|r| Some((r.params.entries as f64, f(r)?)))
+                    .collect();
+                (format!("{w} warps"), pts)
+            })
+            .collect()
+    };
+    let panels = [
+        XyPanel {
+            caption: "Area (OSU 0.18 um, Yosys)".into(),
+            x_desc: "persist buffer entries".into(),
+            y_desc: "area (mm^2)".into(),
+            series: series(&|r| Some(r.area_um2 / 1e6)),
+        },
+        XyPanel {
+            caption: "Critical stage (OpenSTA, zero wire load)".into(),
+            x_desc: "persist buffer entries".into(),
+            y_desc: "logic delay (FO4)".into(),
+            series: series(&|r| r.in_fo4(r.timing.as_ref()?.reg_to_reg.logic_ns)),
+        },
+    ];
+    let svg = xy_panels_svg(&panels)?;
+    let png = png_of_svg(&svg)?;
+    let files = [
+        (out.join("sweep.svg"), svg.into_bytes()),
+        (out.join("sweep.png"), png),
+    ];
+    let refs: Vec<(&Path, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_path(), b.as_slice()))
+        .collect();
+    sbrp_tools::write_all_atomic(&refs)?;
+    Ok(())
 }

@@ -9,9 +9,10 @@ use anyhow::{bail, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sbrp_testbench::gpu_run::Overrides;
+use sbrp_testbench::plot::png_of_svg;
 use sbrp_testbench::sweep::{self, fig10, Axis, Common, Plan, PointResult};
 
-use crate::apps::{check_dir, write_all};
+use crate::apps::{check_dir, write_all_with};
 use crate::args::{jobs, parse_sets};
 use crate::Verdict;
 
@@ -174,6 +175,7 @@ pub fn run(a: &SweepArgs) -> Result<Verdict> {
     }
     let baseline = a.baseline.as_deref();
     let rows = sweep::rows(&plan, &out.results, baseline);
+    let mut images: Vec<(PathBuf, Vec<u8>)> = vec![];
     let mut files: Vec<(PathBuf, String)> = vec![
         (
             a.out.join("sweep.csv"),
@@ -194,7 +196,9 @@ pub fn run(a: &SweepArgs) -> Result<Verdict> {
                 serde_json::to_string_pretty(t)?,
             ));
         }
-        files.push((a.out.join("fig10.svg"), fig10::plot(&tables)?));
+        let svg = fig10::plot(&tables)?;
+        images.push((a.out.join("fig10.png"), png_of_svg(&svg)?));
+        files.push((a.out.join("fig10.svg"), svg));
     } else {
         print_rows(&plan, &rows, baseline);
     }
@@ -214,8 +218,12 @@ pub fn run(a: &SweepArgs) -> Result<Verdict> {
         out.ran,
         out.cached
     );
-    write_all(&files)?;
-    println!("wrote {} files into {}", files.len(), a.out.display());
+    write_all_with(&files, &images)?;
+    println!(
+        "wrote {} files into {}",
+        files.len() + images.len(),
+        a.out.display()
+    );
     Ok(Verdict::of(out.results.iter().all(|r| r.ok)))
 }
 
