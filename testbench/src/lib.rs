@@ -13,6 +13,7 @@ pub mod lockstep;
 pub mod mutate;
 pub mod paper;
 pub mod plot;
+pub mod report_html;
 pub mod speed;
 pub mod suite;
 pub mod suites;

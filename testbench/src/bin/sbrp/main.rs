@@ -16,6 +16,7 @@ mod crash;
 mod fuzz_gpu;
 mod mutate;
 mod prove;
+mod reproduce;
 mod run;
 mod sweep;
 mod verilog;
@@ -99,6 +100,12 @@ enum Cmd {
     /// round-trip difference is a finding (exit 1).
     #[command(after_help = EXIT_CODES)]
     FuzzGpu(fuzz_gpu::FuzzGpuArgs),
+    /// The whole report in one command: RTL emitted, linted and
+    /// synthesised, lockstep, proofs, the study with Figure 10, crash
+    /// campaigns, area; DIR/index.html links every table, plot, waveform
+    /// and the Verilog with the command that produced it.
+    #[command(after_help = EXIT_CODES)]
+    Reproduce(reproduce::ReproduceArgs),
     /// Mutation campaign: automatic single-site mutants of the generated
     /// Verilog through lockstep suites and proofs, kill counts per check.
     #[command(after_help = EXIT_CODES)]
@@ -146,6 +153,7 @@ fn main() -> ExitCode {
         Cmd::Check(a) => check::run(a),
         Cmd::Crash(a) => crash::run(a),
         Cmd::Mutate(a) => mutate::run(a),
+        Cmd::Reproduce(a) => reproduce::run(a),
         Cmd::FuzzGpu(a) => fuzz_gpu::run(a),
     };
     match r {
