@@ -12,6 +12,7 @@ pub mod litmus;
 pub mod lockstep;
 pub mod mutate;
 pub mod plot;
+pub mod slurm;
 pub mod speed;
 pub mod suite;
 pub mod suites;
