@@ -195,6 +195,42 @@ fn a_sweep_on_slurm_equals_the_local_run_and_reports_failed_tasks() {
         assert_eq!(read(&broken.join(f)), read(&local.join(f)), "{f}");
     }
 
+    // Cancelled at once (one task at a time, so most never start): the
+    // tasks that never started are reported as such, and no tables written.
+    let cancelled = d.path().join("c");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sbrp"))
+        .args(["sweep", "--out", cancelled.to_str().unwrap()])
+        .args(GRID)
+        .args(["--slurm", "--array-limit", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // One reader for all of stdout, so that nothing it buffered is lost.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    let job = first
+        .strip_prefix("submitted Slurm job ")
+        .and_then(|r| r.split(':').next())
+        .unwrap_or_else(|| panic!("{first}"));
+    let st = Command::new("scancel").arg(job).status().unwrap();
+    assert!(st.success(), "scancel {job}");
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
+    let (code, _, err) = outcome(child.wait_with_output().unwrap());
+    eprintln!("cancelled:\n{first}{out}");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("never started (cancelled, or refused by the node); no log at "),
+        "{out}"
+    );
+    assert!(
+        out.contains("points not in the cache: no tables written"),
+        "{out}"
+    );
+    assert!(!cancelled.join("sweep.csv").exists());
+
     // Figure 10 as array tasks: its tables and plot equal the local ones.
     let fig = [
         "--figure",

@@ -356,16 +356,23 @@ fn on_slurm(a: &SweepArgs, plan: &Plan, names: &[String], threads: usize) -> Res
             }
             failed += 1;
             let p = &plan.points[k];
+            let log = slurm::log_file(&run_dir, k);
+            let why = match (code, log.exists()) {
+                (Some(c), _) => format!("exit code {c}; log {}", log.display()),
+                (None, true) => format!(
+                    "no exit code recorded (killed, cancelled or timed out); log {}",
+                    log.display()
+                ),
+                (None, false) => format!(
+                    "never started (cancelled, or refused by the node); no log at {}",
+                    log.display()
+                ),
+            };
             println!(
-                "FAILED task {job}_{k} ({} under {} {}): {}; log {}",
+                "FAILED task {job}_{k} ({} under {} {}): {why}",
                 p.app,
                 p.preset,
                 settings_text(&p.settings),
-                match code {
-                    Some(c) => format!("exit code {c}"),
-                    None => "no exit code recorded (killed, cancelled or timed out)".into(),
-                },
-                slurm::log_file(&run_dir, k).display()
             );
         }
         submitted = Some((job, todo.len()));
