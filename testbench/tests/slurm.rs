@@ -257,6 +257,55 @@ fn a_sweep_on_slurm_equals_the_local_run_and_reports_failed_tasks() {
         assert_eq!(read(&fs.join(f)), read(&fl.join(f)), "{f}");
     }
 
+    // The crash campaign's script: Scan under sbrp-near on Slurm gives the
+    // local table (but the wall seconds); a run under an unknown preset is
+    // a failed task (exit code 2, its log), and the script exits 1.
+    let campaign = |opts: &[&str], dir: &Path, presets: &[&str]| {
+        let crash_script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/crash-campaign.sh");
+        let mut c = Command::new("bash");
+        c.arg(crash_script)
+            .args(opts)
+            .arg(dir)
+            .args(presets)
+            .env("APPS", "scan")
+            .env("SBRP", env!("CARGO_BIN_EXE_sbrp"));
+        outcome(c.output().unwrap())
+    };
+    // A table's rows without their last column (wall seconds).
+    let rows = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("| sbrp-near") || l.starts_with("| nosuch"))
+            .map(|l| l.rsplitn(3, '|').nth(2).unwrap().to_string())
+            .collect()
+    };
+    let (code, local_table, err) = campaign(&[], &d.path().join("cl"), &["sbrp-near"]);
+    assert_eq!(code, 0, "{local_table}{err}");
+    let cs = d.path().join("cs");
+    let (code, table, err) = campaign(&["--slurm"], &cs, &["sbrp-near", "nosuch"]);
+    assert_eq!(code, 1, "{table}{err}");
+    let got = rows(&table);
+    assert_eq!(got.len(), 2, "{table}");
+    assert_eq!(got[0], rows(&local_table)[0], "Slurm's row differs");
+    assert!(got[0].contains("| 0 | 0 |"), "nothing broken: {table}");
+    let log = cs.join("nosuch-scan.txt");
+    assert!(
+        err.contains(&format!(
+            "FAILED task {}_1 (nosuch scan): exit code 2; log {}",
+            err.split("Slurm job ")
+                .nth(1)
+                .and_then(|r| r.split(',').next())
+                .unwrap_or("?"),
+            log.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        String::from_utf8_lossy(&read(&log)).contains("nosuch"),
+        "the log says why"
+    );
+    assert_eq!(err.matches("FAILED").count(), 1, "{err}");
+
     // A partition the cluster lacks: sbatch's message, exit 2, no trace.
     let nowhere = d.path().join("p");
     let (code, out, err) = sweep(&nowhere, &GRID, &["--slurm", "--partition", "nosuch"]);
@@ -295,6 +344,31 @@ fn without_slurm_or_with_bad_slurm_options_nothing_runs() {
         let (code, out, err) = sbrp(&w);
         assert_eq!(code, 2, "{extra:?}: {out}{err}");
         assert!(err.contains(words), "{extra:?}: {err}");
+    }
+    // The crash campaign's script: the same refusals, before it builds or
+    // writes anything (a PATH with `dirname` alone, which it needs first).
+    std::os::unix::fs::symlink("/usr/bin/dirname", empty.join("dirname")).unwrap();
+    let crash_script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/crash-campaign.sh");
+    // Found on this PATH: the child's has no bash.
+    let bash = slurm::find_on_path("bash").expect("bash");
+    for (opts, words) in [
+        (vec!["--slurm"], "--slurm: `sbatch` not found on PATH"),
+        (
+            vec!["--partition", "debug"],
+            "--partition only with --slurm",
+        ),
+    ] {
+        let (code, out, err) = outcome(
+            Command::new(&bash)
+                .arg(&crash_script)
+                .args(&opts)
+                .arg(&o)
+                .env("PATH", empty.to_str().unwrap())
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 2, "{opts:?}: {out}{err}");
+        assert!(err.contains(words), "{opts:?}: {err}");
     }
     // Slurm's options only with --slurm.
     let mut w: Vec<&str> = v[..v.len() - 1].to_vec();
