@@ -62,9 +62,10 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// A task's log, `%a` standing for its index as sbatch's `--output` takes it.
-pub fn log_pattern(run_dir: &Path) -> PathBuf {
-    run_dir.join("point-%a.log")
+/// Slurm's own output of a task (the script sends its own to the point's
+/// log at once, so this holds only what fails before that).
+pub fn slurm_output_pattern(run_dir: &Path) -> PathBuf {
+    run_dir.join("slurm-%A_%a.out")
 }
 
 /// The log of the task of point `k`.
@@ -77,22 +78,64 @@ pub fn code_file(run_dir: &Path, k: usize) -> PathBuf {
     run_dir.join(format!("point-{k}.rc"))
 }
 
-/// The batch script: `argv` (absolute program path first) with
-/// `--point $SLURM_ARRAY_TASK_ID`, then its exit code into the task's
-/// code file (written whole: a temporary file, renamed).
+/// The variable telling a task which point its index 0 stands for.
+pub const BASE_VAR: &str = "SBRP_POINT_BASE";
+
+/// The batch script: `argv` (absolute program path first) with `--point
+/// K`, K the task's index plus `$SBRP_POINT_BASE` (0 unless the sweep is
+/// split into several arrays), its output into point-K.log, then its exit
+/// code into point-K.rc (written whole: a temporary file, renamed).
 pub fn batch_script(argv: &[String], run_dir: &Path) -> String {
     let cmd: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
-    let rc = shell_quote(&run_dir.join("point-").to_string_lossy());
+    let stem = shell_quote(&run_dir.join("point-").to_string_lossy());
     format!(
         "#!/bin/sh\n\
-         # Written by `sbrp sweep --slurm`: array task K runs point K of the\n\
-         # sweep into the shared cache and leaves its exit code in point-K.rc.\n\
-         {} --point \"$SLURM_ARRAY_TASK_ID\"\n\
+         # Written by `sbrp sweep --slurm`: array task I runs point K = I +\n\
+         # ${BASE_VAR} of the sweep into the shared cache; its output goes to\n\
+         # point-K.log, its exit code to point-K.rc.\n\
+         k=$((SLURM_ARRAY_TASK_ID + ${{{BASE_VAR}:-0}}))\n\
+         exec > {stem}\"$k.log\" 2>&1\n\
+         {} --point \"$k\"\n\
          rc=$?\n\
-         echo \"$rc\" > {rc}\"$SLURM_ARRAY_TASK_ID.rc.part\" && mv {rc}\"$SLURM_ARRAY_TASK_ID.rc.part\" {rc}\"$SLURM_ARRAY_TASK_ID.rc\"\n\
+         echo \"$rc\" > {stem}\"$k.rc.part\" && mv {stem}\"$k.rc.part\" {stem}\"$k.rc\"\n\
          exit \"$rc\"\n",
         cmd.join(" ")
     )
+}
+
+/// The points as array jobs whose task indices stay below `max` (Slurm's
+/// MaxArraySize): (base, the points), each point's task index its own
+/// minus the base. One job when every point is below `max`.
+pub fn chunks(points: &[usize], max: usize) -> Vec<(usize, Vec<usize>)> {
+    let max = max.max(1);
+    let mut v: Vec<(usize, Vec<usize>)> = vec![];
+    for &k in points {
+        let base = k / max * max;
+        match v.last_mut() {
+            Some((b, ks)) if *b == base => ks.push(k),
+            _ => v.push((base, vec![k])),
+        }
+    }
+    v
+}
+
+/// The cluster's MaxArraySize (`scontrol show config`; Slurm's default,
+/// 1001, when it cannot be read).
+pub fn max_array_size() -> usize {
+    Command::new("scontrol")
+        .args(["show", "config"])
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout).lines().find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                (k.trim() == "MaxArraySize")
+                    .then(|| v.trim().parse().ok())
+                    .flatten()
+            })
+        })
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or(1001)
 }
 
 /// A new directory `parent/N` (the first free N from 1) for one submission's
@@ -115,8 +158,9 @@ pub fn new_run_dir(parent: &Path) -> Result<PathBuf, String> {
 /// What to submit.
 #[derive(Clone, Debug)]
 pub struct Submit<'a> {
-    /// The array task indices (the points to run).
-    pub indices: &'a [usize],
+    /// The points of this array job, and the point its index 0 stands for.
+    pub points: &'a [usize],
+    pub base: usize,
     pub partition: Option<&'a str>,
     pub array_limit: Option<usize>,
     pub job_name: &'a str,
@@ -124,18 +168,26 @@ pub struct Submit<'a> {
     pub chdir: &'a Path,
 }
 
-/// Writes the script into `run_dir` and submits it; returns the job id.
-/// Errors carry sbatch's own message.
+/// Writes the script into `run_dir` (once for all the sweep's arrays) and
+/// submits an array job of it; returns the job id. Errors carry sbatch's
+/// own message.
 pub fn submit(s: &Submit, argv: &[String], run_dir: &Path) -> Result<String, String> {
     let script = run_dir.join("job.sh");
-    std::fs::write(&script, batch_script(argv, run_dir))
-        .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+    if !script.exists() {
+        std::fs::write(&script, batch_script(argv, run_dir))
+            .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+    }
+    let tasks: Vec<usize> = s.points.iter().map(|k| k - s.base).collect();
     let mut c = Command::new("sbatch");
     c.arg("--parsable")
         .arg(format!("--job-name={}", s.job_name))
-        .arg(format!("--array={}", array_spec(s.indices, s.array_limit)))
-        .arg(format!("--output={}", log_pattern(run_dir).display()))
-        .arg(format!("--chdir={}", s.chdir.display()));
+        .arg(format!("--array={}", array_spec(&tasks, s.array_limit)))
+        .arg(format!(
+            "--output={}",
+            slurm_output_pattern(run_dir).display()
+        ))
+        .arg(format!("--chdir={}", s.chdir.display()))
+        .arg(format!("--export=ALL,{BASE_VAR}={}", s.base));
     if let Some(p) = s.partition {
         c.arg(format!("--partition={p}"));
     }
@@ -158,6 +210,13 @@ pub fn submit(s: &Submit, argv: &[String], run_dir: &Path) -> Result<String, Str
         return Err(format!("sbatch printed no job id: `{}`", out.trim()));
     }
     Ok(id)
+}
+
+/// Cancels jobs (after a later array of the sweep could not be submitted).
+pub fn cancel(jobs: &[String]) {
+    if !jobs.is_empty() {
+        let _ = Command::new("scancel").args(jobs).status();
+    }
 }
 
 /// The job's tasks still in the queue: (pending, running or other

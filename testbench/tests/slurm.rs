@@ -167,10 +167,11 @@ fn a_sweep_on_slurm_equals_the_local_run_and_reports_failed_tasks() {
     let log = broken.join("slurm/1/point-3.log");
     let line = out
         .lines()
-        .find(|l| l.starts_with("FAILED task"))
+        .find(|l| l.starts_with("FAILED point"))
         .unwrap_or_else(|| panic!("no failed task reported: {out}"));
     assert!(
-        line.contains("_3 (scan under epoch-near pb.window=6): exit code 2; log ")
+        line.starts_with("FAILED point 3, task ")
+            && line.contains("_3 (scan under epoch-near pb.window=6): exit code 2; log ")
             && line.ends_with(log.to_str().unwrap()),
         "{line}"
     );
@@ -380,6 +381,20 @@ fn without_slurm_or_with_bad_slurm_options_nothing_runs() {
 }
 
 #[test]
+fn points_past_max_array_size_go_into_further_arrays() {
+    assert_eq!(slurm::chunks(&[0, 1, 5], 1001), [(0, vec![0, 1, 5])]);
+    assert_eq!(
+        slurm::chunks(&[3, 999, 1000, 1001, 2500], 1000),
+        [
+            (0, vec![3, 999]),
+            (1000, vec![1000, 1001]),
+            (2000, vec![2500])
+        ]
+    );
+    assert!(slurm::chunks(&[], 1000).is_empty());
+}
+
+#[test]
 fn array_specs_compress_runs_of_indices() {
     assert_eq!(slurm::array_spec(&[0, 1, 2, 3], None), "0-3");
     assert_eq!(
@@ -413,16 +428,35 @@ fn the_batch_script_runs_the_point_and_keeps_its_exit_code() {
     assert!(s.starts_with("#!/bin/sh\n"), "{s}");
     let job = run.join("job.sh");
     std::fs::write(&job, &s).unwrap();
-    let st = Command::new("sh")
-        .arg(&job)
-        .env("SLURM_ARRAY_TASK_ID", "7")
-        .status()
-        .unwrap();
-    assert_eq!(st.code(), Some(3), "the task exits as the point did");
+    let task = |i: &str, base: Option<&str>| {
+        let mut c = Command::new("sh");
+        c.arg(&job)
+            .env("SLURM_ARRAY_TASK_ID", i)
+            .env_remove(slurm::BASE_VAR);
+        if let Some(b) = base {
+            c.env(slurm::BASE_VAR, b);
+        }
+        c.status().unwrap()
+    };
+    assert_eq!(
+        task("7", None).code(),
+        Some(3),
+        "the task exits as the point did"
+    );
     assert_eq!(
         std::fs::read_to_string(&args).unwrap(),
         "it's $HOME\na b\n--point\n7\n"
     );
     assert_eq!(slurm::exit_code(&run, 7), Some(3));
     assert_eq!(slurm::exit_code(&run, 6), None);
+    assert!(
+        slurm::log_file(&run, 7).exists(),
+        "the task's output, in its point's log"
+    );
+    // In a second array (from point 1000), task 4 is point 1004.
+    assert_eq!(task("4", Some("1000")).code(), Some(3));
+    assert!(std::fs::read_to_string(&args)
+        .unwrap()
+        .ends_with("--point\n1004\n"));
+    assert_eq!(slurm::exit_code(&run, 1004), Some(3));
 }

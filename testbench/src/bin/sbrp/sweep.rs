@@ -302,7 +302,8 @@ fn task_argv(a: &SweepArgs, out: &std::path::Path, names: &[String]) -> Result<V
     Ok(v)
 }
 
-/// `--slurm`: the missing points as one array job, waited for, then the
+/// `--slurm`: the missing points as array jobs (one unless the cluster's
+/// MaxArraySize is below the points' indices), waited for, then the
 /// tables from the cache, as the local run writes them. A task that failed
 /// is listed with its exit code and log; a point it left missing means no
 /// tables (rerunning the command submits only the missing points).
@@ -317,64 +318,98 @@ fn on_slurm(a: &SweepArgs, plan: &Plan, names: &[String], threads: usize) -> Res
         println!("every point is in the cache: nothing to submit");
     } else {
         let run_dir = slurm::new_run_dir(&out_dir.join("slurm")).map_err(anyhow::Error::msg)?;
-        let sub = slurm::Submit {
-            indices: &todo,
-            partition: a.partition.as_deref(),
-            array_limit: a.array_limit,
-            job_name: "sbrp-sweep",
-            chdir: &out_dir,
-        };
         let argv = task_argv(a, &out_dir, names)?;
-        let job = match slurm::submit(&sub, &argv, &run_dir) {
-            Ok(j) => j,
-            Err(e) => {
-                // Nothing was queued: leave no trace of the attempt (the
-                // directories only if empty, so never an earlier run's).
-                let _ = std::fs::remove_dir_all(&run_dir);
-                let _ = std::fs::remove_dir(out_dir.join("slurm"));
-                let _ = std::fs::remove_dir(&out_dir);
+        // Task indices must stay below the cluster's MaxArraySize: a sweep
+        // with more points is several array jobs.
+        let mut jobs: Vec<(String, usize, Vec<usize>)> = vec![];
+        for (base, points) in slurm::chunks(&todo, slurm::max_array_size()) {
+            let sub = slurm::Submit {
+                points: &points,
+                base,
+                partition: a.partition.as_deref(),
+                array_limit: a.array_limit,
+                job_name: "sbrp-sweep",
+                chdir: &out_dir,
+            };
+            match slurm::submit(&sub, &argv, &run_dir) {
+                Ok(job) => {
+                    println!(
+                        "submitted Slurm job {job}: {} array tasks (points {}), logs {}; cancel with `scancel {job}`",
+                        points.len(),
+                        slurm::array_spec(&points, None),
+                        run_dir.join("point-K.log").display()
+                    );
+                    jobs.push((job, base, points));
+                }
+                Err(e) if jobs.is_empty() => {
+                    // Nothing was queued: leave no trace of the attempt (the
+                    // directories only if empty, so never an earlier run's).
+                    let _ = std::fs::remove_dir_all(&run_dir);
+                    let _ = std::fs::remove_dir(out_dir.join("slurm"));
+                    let _ = std::fs::remove_dir(&out_dir);
+                    bail!("--slurm: {e}");
+                }
+                Err(e) => {
+                    // Half a sweep queued: cancel it (points already
+                    // stored stay in the cache for the next attempt).
+                    let ids: Vec<String> = jobs.iter().map(|j| j.0.clone()).collect();
+                    slurm::cancel(&ids);
+                    bail!(
+                        "--slurm: {e} (array from point {base}); cancelled the jobs submitted before it: {}",
+                        ids.join(", ")
+                    );
+                }
+            }
+        }
+        let bar = progress_bar(todo.len() as u64);
+        let mut later: usize = jobs.iter().map(|j| j.2.len()).sum();
+        for (job, _, points) in &jobs {
+            later -= points.len();
+            let waited = slurm::wait(job, std::time::Duration::from_secs(60), &mut |p, r| {
+                let left = (p + r).min(points.len()) + later;
+                bar.set_position((todo.len() - left) as u64);
+                bar.set_message(format!("job {job}: {p} pending, {r} running"));
+            });
+            if let Err(e) = waited {
+                bar.finish_and_clear();
                 bail!("--slurm: {e}");
             }
-        };
-        println!(
-            "submitted Slurm job {job}: {} array tasks (points {}), logs {}; cancel with `scancel {job}`",
-            todo.len(),
-            slurm::array_spec(&todo, None),
-            slurm::log_pattern(&run_dir).display()
-        );
-        let bar = progress_bar(todo.len() as u64);
-        let waited = slurm::wait(&job, std::time::Duration::from_secs(60), &mut |p, r| {
-            bar.set_position((todo.len() - (p + r).min(todo.len())) as u64);
-            bar.set_message(format!("{p} pending, {r} running"));
-        });
-        bar.finish_and_clear();
-        waited.map_err(|e| anyhow::anyhow!("--slurm: {e}"))?;
-        for &k in &todo {
-            let code = slurm::exit_code(&run_dir, k);
-            if code == Some(0) {
-                continue;
-            }
-            failed += 1;
-            let p = &plan.points[k];
-            let log = slurm::log_file(&run_dir, k);
-            let why = match (code, log.exists()) {
-                (Some(c), _) => format!("exit code {c}; log {}", log.display()),
-                (None, true) => format!(
-                    "no exit code recorded (killed, cancelled or timed out); log {}",
-                    log.display()
-                ),
-                (None, false) => format!(
-                    "never started (cancelled, or refused by the node); no log at {}",
-                    log.display()
-                ),
-            };
-            println!(
-                "FAILED task {job}_{k} ({} under {} {}): {why}",
-                p.app,
-                p.preset,
-                settings_text(&p.settings),
-            );
         }
+        bar.finish_and_clear();
+        for (job, base, points) in &jobs {
+            for &k in points {
+                let code = slurm::exit_code(&run_dir, k);
+                if code == Some(0) {
+                    continue;
+                }
+                failed += 1;
+                let p = &plan.points[k];
+                let log = slurm::log_file(&run_dir, k);
+                let why = match (code, log.exists()) {
+                    (Some(c), _) => format!("exit code {c}; log {}", log.display()),
+                    (None, true) => format!(
+                        "no exit code recorded (killed, cancelled or timed out); log {}",
+                        log.display()
+                    ),
+                    (None, false) => format!(
+                        "never started (cancelled, or refused by the node); no log at {}",
+                        log.display()
+                    ),
+                };
+                println!(
+                    "FAILED point {k}, task {job}_{} ({} under {} {}): {why}",
+                    k - base,
+                    p.app,
+                    p.preset,
+                    settings_text(&p.settings),
+                );
+            }
+        }
+        let ids: Vec<&str> = jobs.iter().map(|j| j.0.as_str()).collect();
+        let job = match ids.len() {
+            1 => format!("job {}", ids[0]),
+            _ => format!("jobs {}", ids.join(", ")),
+        };
         submitted = Some((job, todo.len()));
     }
     let lost = plan.missing(&out_dir);
@@ -391,7 +426,7 @@ fn on_slurm(a: &SweepArgs, plan: &Plan, names: &[String], threads: usize) -> Res
     let secs = t0.elapsed().as_secs_f64();
     let summary = match submitted {
         Some((job, n)) => format!(
-            "{n} run as array tasks of Slurm job {job} ({failed} failed), {} from the cache; {secs:.1} s",
+            "{n} run as array tasks of Slurm {job} ({failed} failed), {} from the cache; {secs:.1} s",
             out.cached.saturating_sub(n)
         ),
         None => format!("0 run now, {} from the cache; {secs:.1} s", out.cached),
