@@ -44,13 +44,14 @@ write_conf() {
     die "$conf exists and was not written by this script: not touching it"
   fi
   mkdir -p /etc/slurm /var/spool/slurmctld /var/spool/slurmd "$logs"
-  # The controller must be named as the host calls itself; the node is
-  # `localhost` (slurmd -N localhost), whatever the hostname.
+  # The controller must be named as the host calls itself (its address
+  # given, so no name lookup is needed); the node is `localhost`
+  # (slurmd -N localhost), whatever the hostname.
   cat > "$conf" <<EOF
 $marker: a single-node cluster
 # for tests (start/stop with that script). Edit the script, not this file.
 ClusterName=sbrp-local
-SlurmctldHost=$(hostname -s)
+SlurmctldHost=$(hostname -s)(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -73,7 +74,7 @@ SelectTypeParameters=CR_Core
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 ReturnToService=2
 MpiDefault=none
-NodeName=localhost CPUs=$(nproc) State=UNKNOWN
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
 }
@@ -96,6 +97,9 @@ start_munge() {
   die "munged did not start (see /var/log/munge/munged.log)"
 }
 
+# The process of a pid file is alive (no pgrep: procps may be absent).
+running() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
 start() {
   [ "$(id -u)" -eq 0 ] || die "start: must run as root (it installs packages and starts daemons)"
   install_missing
@@ -105,8 +109,8 @@ start() {
   fi
   write_conf
   start_munge
-  pgrep -F /run/slurmctld.pid >/dev/null 2>&1 || /usr/sbin/slurmctld
-  pgrep -F /run/slurmd.pid >/dev/null 2>&1 || /usr/sbin/slurmd -N localhost
+  running /run/slurmctld.pid || /usr/sbin/slurmctld
+  running /run/slurmd.pid || /usr/sbin/slurmd -N localhost
   for _ in $(seq 100); do
     if up && node_ready; then
       echo "slurm-local: started ($(nproc) CPUs, partition debug)"
