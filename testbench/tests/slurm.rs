@@ -336,7 +336,11 @@ fn without_slurm_or_with_bad_slurm_options_nothing_runs() {
     assert!(out.is_empty(), "{out}");
     for (extra, words) in [
         (vec!["--array-limit", "0"], "--array-limit 0"),
-        (vec!["--partition", "a,b"], "--partition `a,b`"),
+        (
+            vec!["--partition", "a,,b"],
+            "--partition `a,,b`: a partition name",
+        ),
+        (vec!["--partition", ""], "--partition ``"),
         (vec!["--point", "1"], "--point"),
         (vec!["--list"], "--list"),
     ] {

@@ -70,7 +70,8 @@ pub struct SweepArgs {
     /// this program must be on a file system the nodes share.
     #[arg(long, conflicts_with_all = ["point", "list"])]
     slurm: bool,
-    /// The Slurm partition of the array job (default: the cluster's).
+    /// The Slurm partition of the array job, or several, comma-separated,
+    /// as sbatch takes them (default: the cluster's).
     #[arg(long, value_name = "P", requires = "slurm")]
     partition: Option<String>,
     /// At most N array tasks running at once (`--array ...%N`).
@@ -96,9 +97,9 @@ pub fn run(a: &SweepArgs) -> Result<Verdict> {
     if let Some(p) = a
         .partition
         .as_deref()
-        .filter(|p| p.trim().is_empty() || p.contains(','))
+        .filter(|p| p.split(',').any(|x| x.trim().is_empty()))
     {
-        bail!("--partition `{p}`: one partition name");
+        bail!("--partition `{p}`: a partition name, or names separated by commas");
     }
     let names = match &a.apps {
         Some(s) => split(s),
