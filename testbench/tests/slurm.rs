@@ -95,6 +95,43 @@ fn sweep(out: &Path, base: &[&str], extra: &[&str]) -> (i32, String, String) {
     sbrp(&v)
 }
 
+/// Runs `sbrp sweep --slurm` and cancels its job once submitted (and,
+/// given a log, once that log exists: its task has started). Exit code
+/// and stdout.
+fn cancel_sweep(out: &Path, base: &[&str], extra: &[&str], log: Option<&Path>) -> (i32, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sbrp"))
+        .args(["sweep", "--out", out.to_str().unwrap()])
+        .args(base)
+        .arg("--slurm")
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // One reader for all of stdout, so that nothing it buffered is lost.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    let job = first
+        .strip_prefix("submitted Slurm job ")
+        .and_then(|r| r.split(':').next())
+        .unwrap_or_else(|| panic!("{first}"));
+    if let Some(log) = log {
+        let t0 = std::time::Instant::now();
+        while !log.exists() {
+            assert!(t0.elapsed().as_secs() < 60, "the task never started");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    let st = Command::new("scancel").arg(job).status().unwrap();
+    assert!(st.success(), "scancel {job}");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let (code, _, err) = outcome(child.wait_with_output().unwrap());
+    eprintln!("cancelled:\n{first}{rest}{err}");
+    (code, first + &rest)
+}
+
 #[test]
 fn a_sweep_on_slurm_equals_the_local_run_and_reports_failed_tasks() {
     let Some(_cluster) = cluster() else { return };
@@ -190,7 +227,7 @@ fn a_sweep_on_slurm_equals_the_local_run_and_reports_failed_tasks() {
     std::fs::remove_dir(&blocker).unwrap();
     let (code, out, err) = sweep(&broken, &GRID, &["--slurm", "--partition", "debug"]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("1 array tasks (points 3)"), "{out}");
+    assert!(out.contains("1 array task (points 3)"), "{out}");
     assert!(out.contains("1 run as array tasks"), "{out}");
     for f in ["sweep.csv", "sweep.json"] {
         assert_eq!(read(&broken.join(f)), read(&local.join(f)), "{f}");
@@ -199,29 +236,8 @@ fn a_sweep_on_slurm_equals_the_local_run_and_reports_failed_tasks() {
     // Cancelled at once (one task at a time, so most never start): the
     // tasks that never started are reported as such, and no tables written.
     let cancelled = d.path().join("c");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sbrp"))
-        .args(["sweep", "--out", cancelled.to_str().unwrap()])
-        .args(GRID)
-        .args(["--slurm", "--array-limit", "1"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // One reader for all of stdout, so that nothing it buffered is lost.
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
-    let job = first
-        .strip_prefix("submitted Slurm job ")
-        .and_then(|r| r.split(':').next())
-        .unwrap_or_else(|| panic!("{first}"));
-    let st = Command::new("scancel").arg(job).status().unwrap();
-    assert!(st.success(), "scancel {job}");
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
-    let (code, _, err) = outcome(child.wait_with_output().unwrap());
-    eprintln!("cancelled:\n{first}{out}");
-    assert_eq!(code, 1, "{out}{err}");
+    let (code, out) = cancel_sweep(&cancelled, &GRID, &["--array-limit", "1"], None);
+    assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("never started (cancelled, or refused by the node); no log at "),
         "{out}"
@@ -231,6 +247,20 @@ fn a_sweep_on_slurm_equals_the_local_run_and_reports_failed_tasks() {
         "{out}"
     );
     assert!(!cancelled.join("sweep.csv").exists());
+    // Cancelled while its one task runs (MQ at its full size, checked:
+    // seconds): killed, so no exit code, but a log.
+    let killed = d.path().join("k");
+    let slow = ["--apps", "mq", "--presets", "sbrp-near"];
+    let log = killed.join("slurm/1/point-0.log");
+    let (code, out) = cancel_sweep(&killed, &slow, &[], Some(&log));
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "(mq under sbrp-near (preset)): no exit code recorded (killed, cancelled or timed out); log {}",
+            log.display()
+        )),
+        "{out}"
+    );
 
     // Figure 10 as array tasks: its tables and plot equal the local ones.
     let fig = [

@@ -335,8 +335,9 @@ fn on_slurm(a: &SweepArgs, plan: &Plan, names: &[String], threads: usize) -> Res
             match slurm::submit(&sub, &argv, &run_dir) {
                 Ok(job) => {
                     println!(
-                        "submitted Slurm job {job}: {} array tasks (points {}), logs {}; cancel with `scancel {job}`",
+                        "submitted Slurm job {job}: {} array task{} (points {}), logs {}; cancel with `scancel {job}`",
                         points.len(),
+                        if points.len() == 1 { "" } else { "s" },
                         slurm::array_spec(&points, None),
                         run_dir.join("point-K.log").display()
                     );
