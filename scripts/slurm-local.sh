@@ -5,8 +5,9 @@
 # starts munged, slurmctld and slurmd as plain processes (no systemd).
 # Root only. Usage: scripts/slurm-local.sh install|start|stop|status
 #   install: the packages only (what `scripts/setup.sh --slurm` runs).
-#   start: installs, then idempotent (a cluster that answers is left as it is); prints
-#   "started" or "already up". stop: ends the daemons this script started.
+#   start: installs, then starts what is not running (a cluster that
+#   answers is left as it is); prints "started" or "already up".
+#   stop: ends the daemons of the pid files that start's daemons write.
 set -euo pipefail
 
 conf=/etc/slurm/slurm.conf
