@@ -4,6 +4,8 @@
 # then checks for cargo. Sourced by run.sh and test.sh; safe to run again.
 # `bash scripts/setup.sh --openram` also makes .venv-openram (OpenRAM, for
 # `sbrp area --sram` only; never needed by the default flow or CI).
+# `bash scripts/setup.sh --slurm` also installs Slurm and munge (root; for
+# `sbrp sweep --slurm` on this machine: scripts/slurm-local.sh starts it).
 set -euo pipefail
 
 need=()
@@ -43,6 +45,10 @@ if [ "${1:-}" = "--openram" ]; then
     python3 -m venv "$root/.venv-openram"
     "$root/.venv-openram/bin/pip" install -q openram 'numpy<2'
   fi
+fi
+
+if [ "${1:-}" = "--slurm" ]; then
+  bash "$(dirname "$0")/slurm-local.sh" install
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

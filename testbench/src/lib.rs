@@ -14,6 +14,7 @@ pub mod mutate;
 pub mod paper;
 pub mod plot;
 pub mod report_html;
+pub mod slurm;
 pub mod speed;
 pub mod suite;
 pub mod suites;
