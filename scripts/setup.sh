@@ -19,6 +19,8 @@ command -v z3 >/dev/null 2>&1 || need+=(z3)
 # A font for the PNG plots (`sbrp suite --out`, `sbrp sweep --figure 10`,
 # `sbrp area --sweep --out`).
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+# Headless Chromium opens `sbrp reproduce`'s index.html in its test.
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # Verilator's generated C++ needs a C++ compiler and make.
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)
