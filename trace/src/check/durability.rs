@@ -16,7 +16,7 @@
 //! lands, and a flush read in the store's cycle carries each of those lanes
 //! when it holds any of their values.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::record::{Event, Execution, OpRef};
 
@@ -24,19 +24,20 @@ use crate::record::{Event, Execution, OpRef};
 pub const NEVER: u64 = u64::MAX;
 
 /// Durability of the flushes of a record, looked up per (SM, address).
-struct Lists {
+/// Flat arrays indexed by ranges (one allocation each, not three per
+/// address: records hold millions of addresses).
+pub struct Durability {
+    /// Per (SM, address): its flushes' range in the arrays below.
+    index: FxHashMap<(u32, u64), (u32, u32)>,
+    /// Per flush cell, grouped by (SM, address), read cycles ascending in
+    /// each group: the read cycle, the suffix minimum of the durable cycles
+    /// of the group's flushes read at or after it, and the flush's
+    /// (durable cycle, value).
     reads: Vec<u64>,
     suffix: Vec<u64>,
     flush: Vec<(u64, u64)>,
-}
-
-pub struct Durability {
-    /// Per (SM, address): read cycles, ascending, the suffix minimum of
-    /// the durable cycles of the flushes read at or after each, and each
-    /// flush's (durable cycle, value).
-    by_addr: HashMap<(u32, u64), Lists>,
     /// Per op and address its lanes wrote with different values: the values.
-    racing: HashMap<(OpRef, u64), Vec<u64>>,
+    racing: FxHashMap<(OpRef, u64), Vec<u64>>,
     /// Distinct cycles at which some flush became durable, ascending.
     pub points: Vec<u64>,
     pub flushes: usize,
@@ -44,75 +45,79 @@ pub struct Durability {
 
 impl Durability {
     pub fn new(exec: &Execution) -> Durability {
-        let mut durable: HashMap<u64, u64> = HashMap::new();
+        let mut durable: FxHashMap<u64, u64> = FxHashMap::default();
         for e in &exec.events {
             if let Event::Durable { id, cycle } = e {
                 let c = durable.entry(*id).or_insert(*cycle);
                 *c = (*c).min(*cycle);
             }
         }
-        // Per (SM, address): (read cycle, durable cycle, value) of each flush.
-        type Flushes = Vec<(u64, u64, u64)>;
-        let mut lists: HashMap<(u32, u64), Flushes> = HashMap::new();
+        // (SM, address, read cycle, durable cycle, value) of each cell.
+        let mut cells: Vec<(u32, u64, u64, u64, u64)> = vec![];
         let mut flushes = 0;
         for e in &exec.events {
             if let Event::Flush {
                 id,
                 sm,
-                cells,
+                cells: cs,
                 read_cycle,
                 ..
             } = e
             {
                 flushes += 1;
                 let d = durable.get(id).copied().unwrap_or(NEVER);
-                for c in cells {
-                    lists
-                        .entry((*sm, c.addr))
-                        .or_default()
-                        .push((*read_cycle, d, c.value));
-                }
+                cells.extend(cs.iter().map(|c| (*sm, c.addr, *read_cycle, d, c.value)));
             }
         }
-        let by_addr = lists
-            .into_iter()
-            .map(|(k, mut v)| {
-                v.sort_by_key(|x| x.0);
-                let reads: Vec<u64> = v.iter().map(|x| x.0).collect();
-                let mut suffix = vec![NEVER; v.len()];
-                let mut m = NEVER;
-                for i in (0..v.len()).rev() {
-                    m = m.min(v[i].1);
-                    suffix[i] = m;
-                }
-                let flush = v.iter().map(|x| (x.1, x.2)).collect();
-                (
-                    k,
-                    Lists {
-                        reads,
-                        suffix,
-                        flush,
-                    },
-                )
-            })
-            .collect();
+        // Within a group only the read cycles' order matters: equal reads
+        // enter a minimum together.
+        cells.sort_unstable_by_key(|c| (c.0, c.1, c.2));
+        let n = cells.len();
+        let mut index = FxHashMap::default();
+        let mut suffix = vec![NEVER; n];
+        let mut start = 0;
+        while start < n {
+            let key = (cells[start].0, cells[start].1);
+            let mut end = start;
+            while end < n && (cells[end].0, cells[end].1) == key {
+                end += 1;
+            }
+            let mut m = NEVER;
+            for i in (start..end).rev() {
+                m = m.min(cells[i].3);
+                suffix[i] = m;
+            }
+            index.insert(key, (start as u32, end as u32));
+            start = end;
+        }
+        let reads = cells.iter().map(|c| c.2).collect();
+        let flush = cells.iter().map(|c| (c.3, c.4)).collect();
         let mut points: Vec<u64> = durable.values().copied().collect();
         points.sort_unstable();
         points.dedup();
-        let mut lanes: HashMap<(OpRef, u64), Vec<u64>> = HashMap::new();
+        // The first value each (op, address) wrote; a second, different
+        // one makes the pair racing.
+        let mut first: FxHashMap<(OpRef, u64), u64> = FxHashMap::default();
+        let mut racing: FxHashMap<(OpRef, u64), Vec<u64>> = FxHashMap::default();
         for e in &exec.events {
             if let Event::Persist { op, cell, .. } = e {
-                lanes.entry((*op, cell.addr)).or_default().push(cell.value);
+                let k = (*op, cell.addr);
+                let v0 = *first.entry(k).or_insert(cell.value);
+                if v0 != cell.value {
+                    racing.entry(k).or_insert_with(|| vec![v0]).push(cell.value);
+                }
             }
         }
-        lanes.retain(|_, v| {
+        for v in racing.values_mut() {
             v.sort_unstable();
             v.dedup();
-            v.len() > 1
-        });
+        }
         Durability {
-            by_addr,
-            racing: lanes,
+            index,
+            reads,
+            suffix,
+            flush,
+            racing,
             points,
             flushes,
         }
@@ -136,17 +141,20 @@ impl Durability {
     /// Cycle a store of SM `sm` of `value` to `addr` performed at cycle
     /// `t` became durable, or [`NEVER`].
     pub fn of_store(&self, sm: u32, addr: u64, value: u64, t: u64) -> u64 {
-        let Some(l) = self.by_addr.get(&(sm, addr)) else {
+        let Some(&(s, e)) = self.index.get(&(sm, addr)) else {
             return NEVER;
         };
-        let i = l.reads.partition_point(|&r| r < t);
-        let j = l.reads.partition_point(|&r| r <= t);
-        let same_cycle = l.flush[i..j]
+        let (s, e) = (s as usize, e as usize);
+        let reads = &self.reads[s..e];
+        let i = s + reads.partition_point(|&r| r < t);
+        let j = s + reads.partition_point(|&r| r <= t);
+        let same_cycle = self.flush[i..j]
             .iter()
             .filter(|f| f.1 == value)
             .map(|f| f.0)
             .min()
             .unwrap_or(NEVER);
-        l.suffix.get(j).copied().unwrap_or(NEVER).min(same_cycle)
+        let later = if j < e { self.suffix[j] } else { NEVER };
+        later.min(same_cycle)
     }
 }

@@ -9,7 +9,7 @@
 //! Durability is a cycle (`NEVER` the largest), so "latest" is a maximum
 //! and transitivity comes with it.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::durability::Durability;
 use super::{CheckError, Model, Options, PersistAt, Report, Rule, ScopeBug, Violation, WarpPlace};
@@ -61,7 +61,7 @@ impl WarpState {
                 latest: Latest::NONE,
                 rule: None,
             },
-            open: HashMap::new(),
+            open: HashMap::default(),
         }
     }
 
@@ -130,11 +130,11 @@ pub fn run(exec: &Execution, opts: &Options) -> Result<Report, CheckError> {
         opts,
         dur: Durability::new(exec),
         stores: vec![],
-        warps: HashMap::new(),
-        places: HashMap::new(),
-        releases: HashMap::new(),
-        acquires: HashMap::new(),
-        sms: HashMap::new(),
+        warps: HashMap::default(),
+        places: HashMap::default(),
+        releases: HashMap::default(),
+        acquires: HashMap::default(),
+        sms: HashMap::default(),
         violations: vec![],
         total: 0,
         checks: 0,
