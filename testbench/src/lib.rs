@@ -19,6 +19,7 @@ pub mod speed;
 pub mod suite;
 pub mod suites;
 pub mod sweep;
+pub mod wavediff;
 
 pub use engine::{directed_engines, make_unit, Engine, EngineError};
 pub use error::BenchError;

@@ -159,3 +159,70 @@ fn full_disk_cli_exits_2() {
     assert!(left.is_empty(), "{left:?}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+fn sbrp_cli(args: &[&str]) -> (i32, String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sbrp"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `sbrp wavediff`: the RTL's and the model's waveforms of a correct run
+/// agree (exit 0); with a fault in the model they first differ where the
+/// lockstep run stopped, in the flush port (exit 1); a file that is not a
+/// waveform is refused (exit 2).
+#[test]
+fn wavediff_finds_where_rtl_and_faulty_model_part() {
+    let (_keep, d) = tmp("wavediff");
+    let trace = litmus_dir().join("01_same_line_after_ofence.trace");
+    let t = trace.to_str().unwrap();
+    let vcd = d.join("ok");
+    let (code, out, err) = sbrp_cli(&["cosim", "--trace", t, "--vcd", vcd.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let f = |dir: &Path, who: &str| {
+        dir.join(format!("01_same_line_after_ofence.{who}.sm0.vcd"))
+            .to_string_lossy()
+            .into_owned()
+    };
+    let (code, out, err) = sbrp_cli(&["wavediff", &f(&vcd, "rtl"), &f(&vcd, "model")]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("agree at every time"), "{out}");
+    let bad = d.join("bad");
+    let (code, out, _) = sbrp_cli(&[
+        "cosim",
+        "--trace",
+        t,
+        "--fault",
+        "ignore-fsm",
+        "--vcd",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let stop = out
+        .lines()
+        .find_map(|l| {
+            l.split_once(" at cycle ")
+                .filter(|_| l.starts_with("MISMATCH"))
+        })
+        .map(|(_, c)| c.split(':').next().unwrap().parse::<u64>().unwrap())
+        .expect("the lockstep run reports its mismatch");
+    let (code, out, err) = sbrp_cli(&["wavediff", &f(&bad, "rtl"), &f(&bad, "model")]);
+    assert_eq!(code, 1, "{out}{err}");
+    // The state after cycle c's edge is what cycle c + 1 returns.
+    assert!(
+        out.contains(&format!("(cycle {}, after its edge)", stop - 1)),
+        "lockstep stopped at {stop}: {out}"
+    );
+    assert!(out.contains("sbrp_pb.flush_valid"), "{out}");
+    let junk = d.join("junk.vcd");
+    std::fs::write(&junk, "$scope module a $end\n$nonsense\n").unwrap();
+    let (code, out, err) = sbrp_cli(&["wavediff", junk.to_str().unwrap(), &f(&vcd, "rtl")]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("junk.vcd"), "{err}");
+    assert!(out.is_empty(), "{out}");
+}

@@ -20,6 +20,7 @@ mod reproduce;
 mod run;
 mod sweep;
 mod verilog;
+mod wavediff;
 
 use std::process::ExitCode;
 
@@ -106,6 +107,10 @@ enum Cmd {
     /// and the Verilog with the command that produced it.
     #[command(after_help = EXIT_CODES)]
     Reproduce(reproduce::ReproduceArgs),
+    /// Compare two waveforms (VCD) signal by signal over the names they
+    /// share: the first differing cycle and signals (exit 1).
+    #[command(after_help = EXIT_CODES)]
+    Wavediff(wavediff::WaveDiffArgs),
     /// Mutation campaign: automatic single-site mutants of the generated
     /// Verilog through lockstep suites and proofs, kill counts per check.
     #[command(after_help = EXIT_CODES)]
@@ -154,6 +159,7 @@ fn main() -> ExitCode {
         Cmd::Crash(a) => crash::run(a),
         Cmd::Mutate(a) => mutate::run(a),
         Cmd::Reproduce(a) => reproduce::run(a),
+        Cmd::Wavediff(a) => wavediff::run(a),
         Cmd::FuzzGpu(a) => fuzz_gpu::run(a),
     };
     match r {
