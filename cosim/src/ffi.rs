@@ -15,7 +15,7 @@ use sbrp_iface::ports::{N_IN, N_OUT, PORTS};
 use crate::CosimError;
 
 /// Must equal `SHIM_ABI` in csrc/shim.cpp.
-pub(crate) const SHIM_ABI: u32 = 2;
+pub(crate) const SHIM_ABI: u32 = 3;
 
 /// Opaque model handle (`SbrpPb*` in the shim).
 pub(crate) type Handle = *mut c_void;
@@ -29,6 +29,11 @@ pub(crate) struct ShimFns {
     /// `in`: [`N_IN`] values, `out`: [`N_OUT`] values, in table order.
     pub step: unsafe extern "C" fn(Handle, *const u64, *mut u64),
     pub time: unsafe extern "C" fn(Handle) -> u64,
+    /// (handle, path, error buffer, its size): 0 started, 1 not a traced
+    /// build, 2 cannot open.
+    pub trace_open: unsafe extern "C" fn(Handle, *const c_char, *mut c_char, usize) -> u32,
+    /// (handle, error buffer, its size): 0 complete, 1 a write failed.
+    pub trace_close: unsafe extern "C" fn(Handle, *mut c_char, usize) -> u32,
 }
 
 /// The port names as the shim declares them (space-separated, table order).
@@ -80,5 +85,7 @@ pub(crate) unsafe fn resolve(lib: &Library) -> Result<ShimFns, CosimError> {
         destroy: sym(lib, b"sbrp_pb_destroy\0")?,
         step: sym(lib, b"sbrp_pb_step\0")?,
         time: sym(lib, b"sbrp_pb_time\0")?,
+        trace_open: sym(lib, b"sbrp_pb_trace_open\0")?,
+        trace_close: sym(lib, b"sbrp_pb_trace_close\0")?,
     })
 }

@@ -30,10 +30,11 @@ mod builder;
 mod ffi;
 mod top_ports;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
 use sbrp_iface::ports::{self, N_IN, N_OUT};
+use sbrp_iface::vcd::{WaveError, WaveStatus};
 use sbrp_iface::{ParamError, PbIn, PbOut, PbParams, PbUnit};
 
 pub use builder::{BuildOpts, BuildReport, RtlSource, ENV_CACHE, ENV_JOBS, ENV_VERILATOR};
@@ -52,6 +53,8 @@ pub enum CosimError {
     MakeNotFound,
     #[error(transparent)]
     Params(ParamError),
+    #[error("cannot write waveform {path}: {1}", path = .0.display())]
+    Trace(PathBuf, String),
     #[error("cannot read RTL file {path}: {source}")]
     RtlFile {
         path: PathBuf,
@@ -89,6 +92,8 @@ pub struct VerilatedPb {
     report: BuildReport,
     /// Each input port's mask for the parameters, in table order.
     in_masks: [u64; N_IN],
+    /// The waveform of every signal being written, and where its error goes.
+    trace: Option<(PathBuf, WaveStatus)>,
 }
 
 // SAFETY: the model (its own VerilatedContext and a Verilated model built
@@ -124,6 +129,56 @@ impl VerilatedPb {
             handle,
             report,
             in_masks: std::array::from_fn(|i| ports::inputs()[i].mask(&params)),
+            trace: None,
+        }
+    }
+
+    /// Starts a waveform (VCD) of every signal of the RTL, internal ones
+    /// included, into `path`: one cycle is two time units, as in
+    /// `sbrp_iface::vcd`. The model must be built with `--trace` in
+    /// [`BuildOpts::extra_args`]. A failed write (e.g. a full disk) never
+    /// stops the simulation: the file is removed when the trace ends and the
+    /// error goes to `status`.
+    pub fn trace_all(&mut self, path: &Path, status: WaveStatus) -> Result<(), CosimError> {
+        self.finish_trace();
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| CosimError::Trace(path.to_path_buf(), "a NUL in the path".into()))?;
+        let mut err = [0 as std::ffi::c_char; 256];
+        // SAFETY: valid handle, a NUL-terminated path and a buffer of its size.
+        let r = unsafe {
+            (self.fns.trace_open)(
+                self.handle.as_ptr(),
+                c.as_ptr(),
+                err.as_mut_ptr(),
+                err.len(),
+            )
+        };
+        if r != 0 {
+            let _ = std::fs::remove_file(path);
+            return Err(CosimError::Trace(path.to_path_buf(), c_text(&err)));
+        }
+        self.trace = Some((path.to_path_buf(), status));
+        Ok(())
+    }
+
+    /// Ends the waveform of [`Self::trace_all`] (also on drop).
+    pub fn finish_trace(&mut self) {
+        let Some((path, status)) = self.trace.take() else {
+            return;
+        };
+        let mut err = [0 as std::ffi::c_char; 256];
+        // SAFETY: valid handle and a buffer of its size.
+        let r =
+            unsafe { (self.fns.trace_close)(self.handle.as_ptr(), err.as_mut_ptr(), err.len()) };
+        if r != 0 {
+            let _ = std::fs::remove_file(&path);
+            let mut s = status.borrow_mut();
+            if s.is_none() {
+                *s = Some(WaveError {
+                    path,
+                    source: std::io::Error::other(c_text(&err)),
+                });
+            }
         }
     }
 
@@ -174,8 +229,19 @@ impl PbUnit for VerilatedPb {
     }
 }
 
+/// A NUL-terminated message from the shim.
+fn c_text(b: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = b
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 impl Drop for VerilatedPb {
     fn drop(&mut self) {
+        self.finish_trace();
         // SAFETY: the handle came from `create` and is destroyed once.
         unsafe { (self.fns.destroy)(self.handle.as_ptr()) };
     }

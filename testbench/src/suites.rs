@@ -90,9 +90,18 @@ impl Rtl {
                 name: "sbrp_pb.v".into(),
             },
         };
+        // Waveforms carry the RTL's internal signals: a --trace build (its
+        // own cache entry; no profile-guided pass, runs with waveforms are
+        // short).
+        let trace = opts.vcd_dir.is_some();
         let build = BuildOpts {
             waivers: Some(sbrp_hdl::VERILATOR_WAIVERS.into()),
-            pgo: opts.pgo,
+            pgo: opts.pgo && !trace,
+            extra_args: if trace {
+                vec!["--trace".into()]
+            } else {
+                vec![]
+            },
             ..BuildOpts::default()
         };
         let proto = VerilatedPb::build(&opts.params, src, &build)?;
@@ -157,7 +166,11 @@ fn units(
                 let r = rtl.ok_or_else(|| {
                     BenchError::Invalid(format!("engine {} needs the RTL built", opts.engine))
                 })?;
-                Ok(Box::new(r.instance()))
+                let mut v = r.instance();
+                if let Some(p) = &rtl_wave {
+                    v.trace_all(&all_signals(p), plan.status.clone())?;
+                }
+                Ok(Box::new(v))
             };
             Ok(match opts.engine {
                 Engine::Model => traced(model(opts)?, model_wave),
@@ -173,6 +186,16 @@ fn units(
             })
         })
         .collect()
+}
+
+/// The RTL's waveform of every signal beside its port waveform
+/// `NAME.rtl.smS.vcd`: `NAME.rtl-all.smS.vcd`.
+pub fn all_signals(port_wave: &Path) -> PathBuf {
+    let name = port_wave
+        .file_name()
+        .map(|n| n.to_string_lossy().replacen(".rtl.sm", ".rtl-all.sm", 1))
+        .unwrap_or_default();
+    port_wave.with_file_name(name)
 }
 
 /// The front-end configuration of a trace: `opts.fe`, the trace's `config`
@@ -284,12 +307,14 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
         for (a, b) in plan.waves.iter().flatten() {
             let _ = std::fs::remove_file(a);
             let _ = std::fs::remove_file(b);
+            let _ = std::fs::remove_file(all_signals(a));
         }
         return Err(e.into());
     }
     for (rtl_vcd, model_vcd) in plan.waves.iter().flatten() {
         if opts.engine.needs_verilator() {
             out.files.push(rtl_vcd.clone());
+            out.files.push(all_signals(rtl_vcd));
         }
         out.files.push(model_vcd.clone());
     }

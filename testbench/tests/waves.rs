@@ -226,3 +226,43 @@ fn wavediff_finds_where_rtl_and_faulty_model_part() {
     assert!(err.contains("junk.vcd"), "{err}");
     assert!(out.is_empty(), "{out}");
 }
+
+/// With `--vcd` the RTL also writes every internal signal (Verilator's
+/// tracer, `NAME.rtl-all.smS.vcd`): more than the ports, among them the
+/// ACTR counter; a full disk under that file ends the run with exit 2 and
+/// no file left.
+#[test]
+fn rtl_waveform_of_every_signal_and_its_full_disk() {
+    let (_keep, d) = tmp("all");
+    let trace = litmus_dir().join("10_eviction.trace");
+    let t = trace.to_str().unwrap();
+    let ok = d.join("ok");
+    let (code, out, err) = sbrp_cli(&["cosim", "--trace", t, "--vcd", ok.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let all = std::fs::read_to_string(ok.join("10_eviction.rtl-all.sm0.vcd")).unwrap();
+    let ports = std::fs::read_to_string(ok.join("10_eviction.rtl.sm0.vcd")).unwrap();
+    let vars = |s: &str| {
+        s.lines()
+            .filter(|l| l.trim_start().starts_with("$var"))
+            .count()
+    };
+    assert!(
+        vars(&all) > 10 * vars(&ports),
+        "{} vs {}",
+        vars(&all),
+        vars(&ports)
+    );
+    assert!(all.contains(" actr "), "no ACTR among the RTL's signals");
+    assert!(all.contains("$timescale"));
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let full = d.join("full");
+    std::fs::create_dir_all(&full).unwrap();
+    std::os::unix::fs::symlink("/dev/full", full.join("10_eviction.rtl-all.sm0.vcd")).unwrap();
+    let (code, out, err) = sbrp_cli(&["cosim", "--trace", t, "--vcd", full.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("cannot write waveform"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&full).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
