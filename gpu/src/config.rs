@@ -19,21 +19,31 @@ use std::path::Path;
 use sbrp_iface::{FlushPolicy, ParamError, PbParams};
 use serde::{Deserialize, Serialize};
 
-/// The persistency model.
+pub use crate::sm::persist::Model;
+
+/// The persist buffer's flush policy [§6.2], parsed once with the
+/// configuration (the unit's `FlushPolicy`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Model {
-    /// Scoped buffered release persistency: a persist buffer per SM [§5, §6].
+pub enum Policy {
+    /// Flush while fewer than `pb.window` flushes are outstanding.
     #[default]
-    Sbrp,
-    /// SBRP with every block-scope operation promoted to device scope [§7.2, Fig. 7].
-    SbrpDevice,
-    /// Epoch persistency: ordering points flush the SM's dirty PM lines, wait,
-    /// and invalidate the L1's PM lines [§7].
-    Epoch,
-    /// GPM: epoch plus a device fence after every persistency op, which also
-    /// flushes volatile lines and invalidates the whole L1 [§4, §7]. PM-far only.
-    Gpm,
+    Window,
+    /// Flush as soon as ordering allows.
+    Eager,
+    /// Flush only when forced.
+    Lazy,
+}
+
+impl Policy {
+    /// The unit's policy.
+    pub fn unit(self) -> FlushPolicy {
+        match self {
+            Policy::Window => FlushPolicy::Window,
+            Policy::Eager => FlushPolicy::Eager,
+            Policy::Lazy => FlushPolicy::Lazy,
+        }
+    }
 }
 
 /// Where the PM sits.
@@ -278,7 +288,7 @@ pub struct PbConfig {
     /// Flush window: outstanding line flushes per SM [T1].
     pub window: u32,
     /// Flush policy: window, eager or lazy [§6.2].
-    pub policy: String,
+    pub policy: Policy,
     /// ACTR bits [§6].
     pub actr_bits: u32,
 }
@@ -288,7 +298,7 @@ impl Default for PbConfig {
         PbConfig {
             entries: 256,
             window: 6,
-            policy: "window".into(),
+            policy: Policy::Window,
             actr_bits: 8,
         }
     }
@@ -548,9 +558,7 @@ impl GpuConfig {
         Ok(())
     }
 
-    /// The persist buffer unit's parameters. A `pb.policy` that is not a
-    /// policy name reads as `window` here; [`validate`](Self::validate)
-    /// refuses it.
+    /// The persist buffer unit's parameters.
     pub fn pb_params(&self) -> PbParams {
         PbParams {
             entries: self.pb.entries,
@@ -558,7 +566,7 @@ impl GpuConfig {
             lines: self.l1_lines(),
             actr_bits: self.pb.actr_bits,
             window: self.pb.window,
-            policy: FlushPolicy::parse(&self.pb.policy).unwrap_or(FlushPolicy::Window),
+            policy: self.pb.policy.unit(),
         }
     }
 
@@ -707,11 +715,14 @@ impl GpuConfig {
                 &format!("must divide a slice's {l2_lines} lines"),
             ));
         }
-        if self.model == Model::Gpm && self.pm.place == PmPlace::Near {
+        if self.model.persist().far_only() && self.pm.place == PmPlace::Near {
             return Err(invalid(
                 "model",
-                "\"gpm\"",
-                "GPM is PM-far only (set pm.place = \"far\"; sbrp-benchmarks.md §6.15)",
+                format!("{:?}", self.model.name()),
+                &format!(
+                    "{} is PM-far only (set pm.place = \"far\"; sbrp-benchmarks.md §6.15)",
+                    self.model.name().to_uppercase()
+                ),
             ));
         }
         if self.pm.durability == Durability::Eadr && self.pm.place == PmPlace::Near {
@@ -721,15 +732,8 @@ impl GpuConfig {
                 "eADR applies to PM-far (set pm.place = \"far\"; paper §7.2)",
             ));
         }
-        if let Err(e) = FlushPolicy::parse(&self.pb.policy) {
-            return Err(invalid(
-                "pb.policy",
-                format!("{:?}", self.pb.policy),
-                &e.allowed,
-            ));
-        }
         // The PB exists only under SBRP; other models ignore `pb.*`.
-        if matches!(self.model, Model::Sbrp | Model::SbrpDevice) {
+        if self.model.persist().has_unit() {
             self.pb_params().validate().map_err(|e| self.pb_error(&e))?;
         }
         Ok(())

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use sbrp_iface::{FlushPolicy, PbParams, PbUnit};
+use sbrp_iface::{PbParams, PbUnit};
 use sbrp_trace::program::{check_instr, Program};
 use sbrp_trace::{Event, Execution, RunEnd, WarpId};
 use serde::Serialize;
@@ -24,7 +24,6 @@ pub const DEADLOCK_CYCLES: u64 = 2_000_000;
 /// The persist buffer parameters the configuration gives each SM's unit,
 /// checked against the unit's limits.
 pub fn unit_params(cfg: &GpuConfig) -> Result<PbParams, sbrp_iface::ParamError> {
-    FlushPolicy::parse(&cfg.pb.policy)?;
     let p = cfg.pb_params();
     p.validate()?;
     Ok(p)
@@ -91,9 +90,10 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// A GPU of `cfg`; under SBRP, SM `s`'s unit is `unit(s)`.
+    /// A GPU of `cfg`; under a model with a persist buffer unit (SBRP), SM
+    /// `s`'s unit is `unit(s)`.
     pub fn new(cfg: &GpuConfig, unit: &mut dyn FnMut(u32) -> Box<dyn PbUnit>) -> Gpu {
-        let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
+        let sbrp = cfg.model.persist().has_unit();
         let sms = (0..cfg.core.sms)
             .map(|s| {
                 // The RTL's flops have no reset value: reset before cycle 0.
@@ -117,7 +117,7 @@ impl Gpu {
 
     /// A GPU whose SBRP units are the reference model.
     pub fn with_model_units(cfg: &GpuConfig) -> Result<Gpu, sbrp_iface::ParamError> {
-        if !matches!(cfg.model, Model::Sbrp | Model::SbrpDevice) {
+        if !cfg.model.persist().has_unit() {
             return Ok(Gpu::new(cfg, &mut |_| unreachable!("no unit without SBRP")));
         }
         let p = unit_params(cfg)?;

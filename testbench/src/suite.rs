@@ -142,7 +142,8 @@ pub fn run_app(app: &dyn App, preset: &str, o: &AppRunOpts) -> Result<BenchRun> 
     b.gpu.fault = o.gpu_fault;
     let t0 = Instant::now();
     let mut crash = PmImage::default();
-    let dev = preset.ends_with("-dev");
+    // The preset's row says whether the apps run their device-scope variant.
+    let dev = sbrp_gpu::presets::row(preset).is_some_and(|r| r.promote);
     let prog = if recovery {
         crash = app.crash_image();
         app.recovery(&crash)
@@ -211,12 +212,7 @@ pub fn run_app(app: &dyn App, preset: &str, o: &AppRunOpts) -> Result<BenchRun> 
 
 /// The checker's rules for a GPU model's persistency model.
 pub fn checker_model(m: sbrp_gpu::config::Model) -> check::Model {
-    use sbrp_gpu::config::Model as G;
-    match m {
-        G::Sbrp | G::SbrpDevice => check::Model::Sbrp,
-        G::Epoch => check::Model::Epoch,
-        G::Gpm => check::Model::Gpm,
-    }
+    m.persist().checker()
 }
 
 /// One job of the suite.
