@@ -46,6 +46,18 @@ impl Policy {
     }
 }
 
+/// The persist buffer unit's parameters, checked against the unit's limits
+/// once: only [`GpuConfig::unit_params`] makes one, so holding one means
+/// the unit accepts them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnitParams(PbParams);
+
+impl UnitParams {
+    pub fn get(&self) -> &PbParams {
+        &self.0
+    }
+}
+
 /// Where the PM sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -570,6 +582,13 @@ impl GpuConfig {
         }
     }
 
+    /// The unit's parameters, validated (errors name the TOML key).
+    pub fn unit_params(&self) -> Result<UnitParams, ConfigError> {
+        let p = self.pb_params();
+        p.validate().map_err(|e| self.pb_error(&e))?;
+        Ok(UnitParams(p))
+    }
+
     /// Refuses values the model cannot run, naming the first bad key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         fn invalid(key: &str, value: impl fmt::Display, reason: &str) -> ConfigError {
@@ -734,7 +753,7 @@ impl GpuConfig {
         }
         // The PB exists only under SBRP; other models ignore `pb.*`.
         if self.model.persist().has_unit() {
-            self.pb_params().validate().map_err(|e| self.pb_error(&e))?;
+            self.unit_params()?;
         }
         Ok(())
     }

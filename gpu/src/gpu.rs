@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use sbrp_iface::{PbParams, PbUnit};
+use sbrp_iface::PbUnit;
 use sbrp_trace::program::{check_instr, Program};
 use sbrp_trace::{Event, Execution, RunEnd, WarpId};
 use serde::Serialize;
 
-use crate::config::{GpuConfig, Model};
+use crate::config::{ConfigError, GpuConfig, Model, UnitParams};
 use crate::flags::Flags;
 use crate::mem::{MemStats, MemSystem};
 use crate::sm::{Ctx, Fault, Sm, WState, CAUSES};
@@ -22,11 +22,9 @@ use crate::wake::WakeQueue;
 pub const DEADLOCK_CYCLES: u64 = 2_000_000;
 
 /// The persist buffer parameters the configuration gives each SM's unit,
-/// checked against the unit's limits.
-pub fn unit_params(cfg: &GpuConfig) -> Result<PbParams, sbrp_iface::ParamError> {
-    let p = cfg.pb_params();
-    p.validate()?;
-    Ok(p)
+/// checked against the unit's limits ([`GpuConfig::unit_params`]).
+pub fn unit_params(cfg: &GpuConfig) -> Result<UnitParams, ConfigError> {
+    cfg.unit_params()
 }
 
 /// One kernel's figures.
@@ -116,13 +114,13 @@ impl Gpu {
     }
 
     /// A GPU whose SBRP units are the reference model.
-    pub fn with_model_units(cfg: &GpuConfig) -> Result<Gpu, sbrp_iface::ParamError> {
+    pub fn with_model_units(cfg: &GpuConfig) -> Result<Gpu, ConfigError> {
         if !cfg.model.persist().has_unit() {
             return Ok(Gpu::new(cfg, &mut |_| unreachable!("no unit without SBRP")));
         }
         let p = unit_params(cfg)?;
         Ok(Gpu::new(cfg, &mut |_| {
-            Box::new(sbrp_sim_fast::PbModel::new(&p).expect("validated"))
+            Box::new(sbrp_sim_fast::PbModel::new(p.get()).expect("validated"))
         }))
     }
 

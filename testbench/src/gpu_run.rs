@@ -384,7 +384,9 @@ pub fn build_gpu(
             rtl: None,
         });
     }
-    let p: PbParams = sbrp_gpu::gpu::unit_params(cfg)?;
+    let p: PbParams = *sbrp_gpu::gpu::unit_params(cfg)
+        .map_err(|e| BenchError::Invalid(e.to_string()))?
+        .get();
     let rtl = if shadowed > 0 {
         Some(Rtl::build(&SuiteOpts::new(p))?)
     } else {
