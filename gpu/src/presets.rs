@@ -74,7 +74,7 @@ const EPOCH: Preset = Preset {
 };
 
 /// Every preset, in the order the paper's figures use them.
-const PRESETS: [Preset; 21] = [
+const PRESETS: [Preset; 23] = [
     Preset {
         name: "gpm-far",
         desc: "GPM (epoch + a device fence per persistency op) on PM-far [Fig. 6]",
@@ -201,6 +201,20 @@ const PRESETS: [Preset; 21] = [
         name: "sbrp-near-win12",
         desc: "SBRP-near, flush window 12 [Fig. 10c]",
         tweak: Tweak::Window(12),
+        ..NEAR
+    },
+    // Not in the paper: Gope et al.'s scoped persist barriers, the scoped
+    // but unbuffered baseline (docs/model.md, "SPB").
+    Preset {
+        name: "spb-far",
+        desc: "scoped persist barriers (Gope et al.), unbuffered, on PM-far [SPB]",
+        model: Model::Spb,
+        ..FAR
+    },
+    Preset {
+        name: "spb-near",
+        desc: "scoped persist barriers (Gope et al.), unbuffered, on PM-near [SPB]",
+        model: Model::Spb,
         ..NEAR
     },
 ];

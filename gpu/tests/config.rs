@@ -4,7 +4,7 @@
 use sbrp_gpu::config::{ConfigError, Durability, GpuConfig, Model, PmPlace, Policy};
 use sbrp_gpu::presets::{artifact_mode, preset, preset_or_err, presets, row, Binary};
 
-const NAMES: [&str; 21] = [
+const NAMES: [&str; 23] = [
     "gpm-far",
     "epoch-far",
     "epoch-near",
@@ -26,6 +26,8 @@ const NAMES: [&str; 21] = [
     "sbrp-near-win8",
     "sbrp-near-win10",
     "sbrp-near-win12",
+    "spb-far",
+    "spb-near",
 ];
 
 fn get(name: &str) -> GpuConfig {

@@ -7,11 +7,12 @@
 //!
 //! - `sbrp.rs`: the persist buffer unit (and its device-scope variant).
 //! - `table.rs`: unbuffered models given as step lists per op (`epoch.rs`,
-//!   `gpm.rs`, `spb.rs`).
+//!   `gpm.rs`, `spb.rs`: Gope et al.'s scoped persist barriers).
 
 mod epoch;
 mod gpm;
 mod sbrp;
+mod spb;
 mod table;
 
 use sbrp_trace::check;
@@ -38,6 +39,9 @@ pub enum Model {
     /// GPM: epoch plus a device fence after every persistency op, which also
     /// flushes volatile lines and invalidates the whole L1 [§4, §7]. PM-far only.
     Gpm,
+    /// Scoped persist barriers (Gope et al., GPGPU'18): unbuffered
+    /// work-item, work-group and kernel barriers that persist at once.
+    Spb,
 }
 
 impl Model {
@@ -48,6 +52,7 @@ impl Model {
             Model::SbrpDevice => "sbrp-device",
             Model::Epoch => "epoch",
             Model::Gpm => "gpm",
+            Model::Spb => "spb",
         }
     }
 
@@ -58,6 +63,7 @@ impl Model {
             Model::SbrpDevice => &sbrp::SBRP_DEVICE,
             Model::Epoch => &epoch::EPOCH,
             Model::Gpm => &gpm::GPM,
+            Model::Spb => &spb::SPB,
         }
     }
 }
