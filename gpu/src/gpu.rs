@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use sbrp_iface::{FlushPolicy, PbParams, PbUnit};
+use sbrp_iface::PbUnit;
 use sbrp_trace::program::{check_instr, Program};
 use sbrp_trace::{Event, Execution, RunEnd, WarpId};
 use serde::Serialize;
 
-use crate::config::{GpuConfig, Model};
+use crate::config::{ConfigError, GpuConfig, Model, UnitParams};
 use crate::flags::Flags;
 use crate::mem::{MemStats, MemSystem};
 use crate::sm::{Ctx, Fault, Sm, WState, CAUSES};
@@ -22,12 +22,9 @@ use crate::wake::WakeQueue;
 pub const DEADLOCK_CYCLES: u64 = 2_000_000;
 
 /// The persist buffer parameters the configuration gives each SM's unit,
-/// checked against the unit's limits.
-pub fn unit_params(cfg: &GpuConfig) -> Result<PbParams, sbrp_iface::ParamError> {
-    FlushPolicy::parse(&cfg.pb.policy)?;
-    let p = cfg.pb_params();
-    p.validate()?;
-    Ok(p)
+/// checked against the unit's limits ([`GpuConfig::unit_params`]).
+pub fn unit_params(cfg: &GpuConfig) -> Result<UnitParams, ConfigError> {
+    cfg.unit_params()
 }
 
 /// One kernel's figures.
@@ -91,9 +88,10 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// A GPU of `cfg`; under SBRP, SM `s`'s unit is `unit(s)`.
+    /// A GPU of `cfg`; under a model with a persist buffer unit (SBRP), SM
+    /// `s`'s unit is `unit(s)`.
     pub fn new(cfg: &GpuConfig, unit: &mut dyn FnMut(u32) -> Box<dyn PbUnit>) -> Gpu {
-        let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
+        let sbrp = cfg.model.persist().has_unit();
         let sms = (0..cfg.core.sms)
             .map(|s| {
                 // The RTL's flops have no reset value: reset before cycle 0.
@@ -116,13 +114,13 @@ impl Gpu {
     }
 
     /// A GPU whose SBRP units are the reference model.
-    pub fn with_model_units(cfg: &GpuConfig) -> Result<Gpu, sbrp_iface::ParamError> {
-        if !matches!(cfg.model, Model::Sbrp | Model::SbrpDevice) {
+    pub fn with_model_units(cfg: &GpuConfig) -> Result<Gpu, ConfigError> {
+        if !cfg.model.persist().has_unit() {
             return Ok(Gpu::new(cfg, &mut |_| unreachable!("no unit without SBRP")));
         }
         let p = unit_params(cfg)?;
         Ok(Gpu::new(cfg, &mut |_| {
-            Box::new(sbrp_sim_fast::PbModel::new(&p).expect("validated"))
+            Box::new(sbrp_sim_fast::PbModel::new(p.get()).expect("validated"))
         }))
     }
 

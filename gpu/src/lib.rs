@@ -1,6 +1,6 @@
 //! The GPU memory-system model (`docs/model.md`): whole programs
 //! (`sbrp_trace::program`) on a configurable GPU (`config`, `presets`) under
-//! SBRP, epoch and GPM persistency.
+//! SBRP, epoch, GPM and SPB persistency (`sm::persist`).
 
 pub mod config;
 pub mod flags;

@@ -8,150 +8,263 @@
 
 use crate::config::{ConfigError, Durability, GpuConfig, Model, PmPlace};
 
-/// Names and one-line descriptions, in the order the paper's figures use them.
-const PRESETS: [(&str, &str); 21] = [
-    (
-        "gpm-far",
-        "GPM (epoch + a device fence per persistency op) on PM-far [Fig. 6]",
-    ),
-    (
-        "epoch-far",
-        "epoch persistency on PM-far, Figure 6's baseline [Fig. 6]",
-    ),
-    (
-        "epoch-near",
-        "epoch persistency on PM-near [Fig. 6, 10, 11]",
-    ),
-    ("sbrp-far", "SBRP on PM-far [Fig. 6]"),
-    (
-        "sbrp-near",
-        "SBRP on PM-near: the default, Table 1 [Fig. 6, 10, 11]",
-    ),
-    (
-        "epoch-far-eadr",
-        "epoch on PM-far with eADR, Figure 9's baseline [Fig. 9]",
-    ),
-    ("sbrp-far-eadr", "SBRP on PM-far with eADR [Fig. 9]"),
-    (
-        "sbrp-far-dev",
-        "SBRP on PM-far, block scope promoted to device [Fig. 7]",
-    ),
-    (
-        "sbrp-near-dev",
-        "SBRP on PM-near, block scope promoted to device [Fig. 7]",
-    ),
-    (
-        "epoch-near-bw50",
-        "epoch-near at half NVM bandwidth, 42/21 GB/s [Fig. 10b]",
-    ),
-    (
-        "sbrp-near-bw50",
-        "SBRP-near at half NVM bandwidth, 42/21 GB/s [Fig. 10b]",
-    ),
-    (
-        "epoch-near-bw200",
-        "epoch-near at double NVM bandwidth, 168/84 GB/s [Fig. 10b]",
-    ),
-    (
-        "sbrp-near-bw200",
-        "SBRP-near at double NVM bandwidth, 168/84 GB/s [Fig. 10b]",
-    ),
-    (
-        "sbrp-near-pb64",
-        "SBRP-near, 64 PB entries (12.5% of L1 lines) [Fig. 10a]",
-    ),
-    (
-        "sbrp-near-pb128",
-        "SBRP-near, 128 PB entries (25% of L1 lines) [Fig. 10a]",
-    ),
-    (
-        "sbrp-near-pb512",
-        "SBRP-near, 512 PB entries (100% of L1 lines) [Fig. 10a]",
-    ),
-    ("sbrp-near-win2", "SBRP-near, flush window 2 [Fig. 10c]"),
-    ("sbrp-near-win4", "SBRP-near, flush window 4 [Fig. 10c]"),
-    ("sbrp-near-win8", "SBRP-near, flush window 8 [Fig. 10c]"),
-    ("sbrp-near-win10", "SBRP-near, flush window 10 [Fig. 10c]"),
-    ("sbrp-near-win12", "SBRP-near, flush window 12 [Fig. 10c]"),
+/// The workload build an app's program comes from under a preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binary {
+    /// The `*_gpu` binary (SBRP, epoch).
+    Gpu,
+    /// The GPM build: a device fence after every persistency op.
+    Gpm,
+}
+
+/// What a preset changes besides model and PM placement.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tweak {
+    None,
+    /// NVM read and write bandwidth scaled together [Fig. 10b; A: bw scale 8/16 and 2/4].
+    Bandwidth(f64),
+    /// Persist buffer entries [Fig. 10a]: the paper's sizes (§7.3: 50% =
+    /// 256 of 512 lines, and 100%); the artifact's configs are half these [N §6.5].
+    PbEntries(u32),
+    /// Flush window: outstanding line flushes per SM [Fig. 10c; A `-pm_outstanding_flushes`].
+    Window(u32),
+}
+
+/// One preset: everything that reads presets reads this row (no code
+/// parses preset names).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Preset {
+    pub name: &'static str,
+    /// One line, with the figure it serves.
+    pub desc: &'static str,
+    pub model: Model,
+    /// PM-far: the PCIe link (config `pcie`) in front of the host NVM,
+    /// which keeps the NVM's own numbers; the link caps bandwidth at 28
+    /// GB/s each way [T1, §3]. The artifact's 28/28 NVM and 900-cycle
+    /// latency are `artifact_mode`.
+    pub place: PmPlace,
+    /// eADR: durable once across PCIe, in the host's cache [§7.2].
+    pub durability: Durability,
+    /// The apps run their device-scope variant (`App::program_dev`), as
+    /// the model promotes block scope [Fig. 7].
+    pub promote: bool,
+    /// The workload build the apps use (`sbrp bench`, `sweep`, `crash`).
+    pub binary: Binary,
+    pub tweak: Tweak,
+}
+
+/// The default (`sbrp-near`, Table 1); rows change only what differs.
+const NEAR: Preset = Preset {
+    name: "",
+    desc: "",
+    model: Model::Sbrp,
+    place: PmPlace::Near,
+    durability: Durability::Adr,
+    promote: false,
+    binary: Binary::Gpu,
+    tweak: Tweak::None,
+};
+const FAR: Preset = Preset {
+    place: PmPlace::Far,
+    ..NEAR
+};
+const EPOCH: Preset = Preset {
+    model: Model::Epoch,
+    ..NEAR
+};
+
+/// Every preset, in the order the paper's figures use them.
+const PRESETS: [Preset; 23] = [
+    Preset {
+        name: "gpm-far",
+        desc: "GPM (epoch + a device fence per persistency op) on PM-far [Fig. 6]",
+        // GPM runs on PM-far only: it needs no new hardware [§4; N §6.15].
+        model: Model::Gpm,
+        binary: Binary::Gpm,
+        ..FAR
+    },
+    Preset {
+        name: "epoch-far",
+        desc: "epoch persistency on PM-far, Figure 6's baseline [Fig. 6]",
+        model: Model::Epoch,
+        ..FAR
+    },
+    Preset {
+        name: "epoch-near",
+        desc: "epoch persistency on PM-near [Fig. 6, 10, 11]",
+        ..EPOCH
+    },
+    Preset {
+        name: "sbrp-far",
+        desc: "SBRP on PM-far [Fig. 6]",
+        ..FAR
+    },
+    Preset {
+        name: "sbrp-near",
+        desc: "SBRP on PM-near: the default, Table 1 [Fig. 6, 10, 11]",
+        ..NEAR
+    },
+    Preset {
+        name: "epoch-far-eadr",
+        desc: "epoch on PM-far with eADR, Figure 9's baseline [Fig. 9]",
+        model: Model::Epoch,
+        durability: Durability::Eadr,
+        ..FAR
+    },
+    Preset {
+        name: "sbrp-far-eadr",
+        desc: "SBRP on PM-far with eADR [Fig. 9]",
+        durability: Durability::Eadr,
+        ..FAR
+    },
+    Preset {
+        name: "sbrp-far-dev",
+        desc: "SBRP on PM-far, block scope promoted to device [Fig. 7]",
+        model: Model::SbrpDevice,
+        promote: true,
+        ..FAR
+    },
+    Preset {
+        name: "sbrp-near-dev",
+        desc: "SBRP on PM-near, block scope promoted to device [Fig. 7]",
+        model: Model::SbrpDevice,
+        promote: true,
+        ..NEAR
+    },
+    Preset {
+        name: "epoch-near-bw50",
+        desc: "epoch-near at half NVM bandwidth, 42/21 GB/s [Fig. 10b]",
+        tweak: Tweak::Bandwidth(0.5),
+        ..EPOCH
+    },
+    Preset {
+        name: "sbrp-near-bw50",
+        desc: "SBRP-near at half NVM bandwidth, 42/21 GB/s [Fig. 10b]",
+        tweak: Tweak::Bandwidth(0.5),
+        ..NEAR
+    },
+    Preset {
+        name: "epoch-near-bw200",
+        desc: "epoch-near at double NVM bandwidth, 168/84 GB/s [Fig. 10b]",
+        tweak: Tweak::Bandwidth(2.0),
+        ..EPOCH
+    },
+    Preset {
+        name: "sbrp-near-bw200",
+        desc: "SBRP-near at double NVM bandwidth, 168/84 GB/s [Fig. 10b]",
+        tweak: Tweak::Bandwidth(2.0),
+        ..NEAR
+    },
+    Preset {
+        name: "sbrp-near-pb64",
+        desc: "SBRP-near, 64 PB entries (12.5% of L1 lines) [Fig. 10a]",
+        tweak: Tweak::PbEntries(64),
+        ..NEAR
+    },
+    Preset {
+        name: "sbrp-near-pb128",
+        desc: "SBRP-near, 128 PB entries (25% of L1 lines) [Fig. 10a]",
+        tweak: Tweak::PbEntries(128),
+        ..NEAR
+    },
+    Preset {
+        name: "sbrp-near-pb512",
+        desc: "SBRP-near, 512 PB entries (100% of L1 lines) [Fig. 10a]",
+        tweak: Tweak::PbEntries(512),
+        ..NEAR
+    },
+    Preset {
+        name: "sbrp-near-win2",
+        desc: "SBRP-near, flush window 2 [Fig. 10c]",
+        tweak: Tweak::Window(2),
+        ..NEAR
+    },
+    Preset {
+        name: "sbrp-near-win4",
+        desc: "SBRP-near, flush window 4 [Fig. 10c]",
+        tweak: Tweak::Window(4),
+        ..NEAR
+    },
+    Preset {
+        name: "sbrp-near-win8",
+        desc: "SBRP-near, flush window 8 [Fig. 10c]",
+        tweak: Tweak::Window(8),
+        ..NEAR
+    },
+    Preset {
+        name: "sbrp-near-win10",
+        desc: "SBRP-near, flush window 10 [Fig. 10c]",
+        tweak: Tweak::Window(10),
+        ..NEAR
+    },
+    Preset {
+        name: "sbrp-near-win12",
+        desc: "SBRP-near, flush window 12 [Fig. 10c]",
+        tweak: Tweak::Window(12),
+        ..NEAR
+    },
+    // Not in the paper: Gope et al.'s scoped persist barriers, the scoped
+    // but unbuffered baseline (docs/model.md, "SPB").
+    Preset {
+        name: "spb-far",
+        desc: "scoped persist barriers (Gope et al.), unbuffered, on PM-far [SPB]",
+        model: Model::Spb,
+        ..FAR
+    },
+    Preset {
+        name: "spb-near",
+        desc: "scoped persist barriers (Gope et al.), unbuffered, on PM-near [SPB]",
+        model: Model::Spb,
+        ..NEAR
+    },
 ];
+
+/// Every preset's row, in a fixed order.
+pub fn table() -> &'static [Preset] {
+    &PRESETS
+}
+
+/// The row of the preset called `name`, or `None`.
+pub fn row(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
 
 /// Every preset as (name, one-line description), in a fixed order.
 pub fn presets() -> Vec<(&'static str, &'static str)> {
-    PRESETS.to_vec()
+    PRESETS.iter().map(|p| (p.name, p.desc)).collect()
+}
+
+impl Preset {
+    /// The configuration: the default with the row's changes.
+    pub fn config(&self) -> GpuConfig {
+        let mut c = GpuConfig {
+            model: self.model,
+            ..GpuConfig::default()
+        };
+        c.pm.place = self.place;
+        c.pm.durability = self.durability;
+        match self.tweak {
+            Tweak::None => {}
+            Tweak::Bandwidth(f) => {
+                c.pm.read_bandwidth *= f;
+                c.pm.write_bandwidth *= f;
+            }
+            Tweak::PbEntries(n) => c.pb.entries = n,
+            Tweak::Window(w) => c.pb.window = w,
+        }
+        c
+    }
 }
 
 /// The preset called `name`, or `None`.
 pub fn preset(name: &str) -> Option<GpuConfig> {
-    let near = |model| GpuConfig {
-        model,
-        ..GpuConfig::default()
-    };
-    // PM-far: the PCIe link (config `pcie`) in front of the host NVM, which
-    // keeps the NVM's own numbers; the link caps bandwidth at 28 GB/s each
-    // way [T1, §3]. The artifact's 28/28 NVM and 900-cycle latency are
-    // `artifact_mode`.
-    let far = |model| {
-        let mut c = near(model);
-        c.pm.place = PmPlace::Far;
-        c
-    };
-    // eADR: durable once across PCIe, in the host's cache [§7.2].
-    let eadr = |model| {
-        let mut c = far(model);
-        c.pm.durability = Durability::Eadr;
-        c
-    };
-    // Fig. 10b scales NVM read and write bandwidth together [A: bw scale 8/16 and 2/4].
-    let bw = |model, factor: f64| {
-        let mut c = near(model);
-        c.pm.read_bandwidth *= factor;
-        c.pm.write_bandwidth *= factor;
-        c
-    };
-    // Fig. 10a: the paper's sizes (§7.3: 50% = 256 of 512 lines, and 100%;
-    // 256 is sbrp-near); the artifact's configs are half these [N §6.5].
-    let pb = |entries| {
-        let mut c = near(Model::Sbrp);
-        c.pb.entries = entries;
-        c
-    };
-    // Fig. 10c: outstanding line flushes per SM [A `-pm_outstanding_flushes`].
-    let win = |window| {
-        let mut c = near(Model::Sbrp);
-        c.pb.window = window;
-        c
-    };
-    Some(match name {
-        // GPM runs on PM-far only: it needs no new hardware [§4; N §6.15].
-        "gpm-far" => far(Model::Gpm),
-        "epoch-far" => far(Model::Epoch),
-        "epoch-near" => near(Model::Epoch),
-        "sbrp-far" => far(Model::Sbrp),
-        "sbrp-near" => near(Model::Sbrp),
-        "epoch-far-eadr" => eadr(Model::Epoch),
-        "sbrp-far-eadr" => eadr(Model::Sbrp),
-        "sbrp-far-dev" => far(Model::SbrpDevice),
-        "sbrp-near-dev" => near(Model::SbrpDevice),
-        "epoch-near-bw50" => bw(Model::Epoch, 0.5),
-        "sbrp-near-bw50" => bw(Model::Sbrp, 0.5),
-        "epoch-near-bw200" => bw(Model::Epoch, 2.0),
-        "sbrp-near-bw200" => bw(Model::Sbrp, 2.0),
-        "sbrp-near-pb64" => pb(64),
-        "sbrp-near-pb128" => pb(128),
-        "sbrp-near-pb512" => pb(512),
-        "sbrp-near-win2" => win(2),
-        "sbrp-near-win4" => win(4),
-        "sbrp-near-win8" => win(8),
-        "sbrp-near-win10" => win(10),
-        "sbrp-near-win12" => win(12),
-        _ => return None,
-    })
+    row(name).map(Preset::config)
 }
 
 /// [`preset`], or an error naming the closest preset and listing them all.
 pub fn preset_or_err(name: &str) -> Result<GpuConfig, ConfigError> {
     preset(name).ok_or_else(|| {
-        let names: Vec<String> = PRESETS.iter().map(|(n, _)| n.to_string()).collect();
+        let names: Vec<String> = PRESETS.iter().map(|p| p.name.to_string()).collect();
         ConfigError::UnknownPreset {
             name: name.to_string(),
             suggestion: crate::config::nearest(name, &names),

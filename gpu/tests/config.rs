@@ -1,10 +1,10 @@
 //! Tests of the GPU configuration (`gpu/src/config.rs`, `gpu/src/presets.rs`;
 //! `docs/model-params.md`): presets, loading, `--set` and validation.
 
-use sbrp_gpu::config::{ConfigError, Durability, GpuConfig, Model, PmPlace};
-use sbrp_gpu::presets::{artifact_mode, preset, preset_or_err, presets};
+use sbrp_gpu::config::{ConfigError, Durability, GpuConfig, Model, PmPlace, Policy};
+use sbrp_gpu::presets::{artifact_mode, preset, preset_or_err, presets, row, Binary};
 
-const NAMES: [&str; 21] = [
+const NAMES: [&str; 23] = [
     "gpm-far",
     "epoch-far",
     "epoch-near",
@@ -26,6 +26,8 @@ const NAMES: [&str; 21] = [
     "sbrp-near-win8",
     "sbrp-near-win10",
     "sbrp-near-win12",
+    "spb-far",
+    "spb-near",
 ];
 
 fn get(name: &str) -> GpuConfig {
@@ -73,16 +75,21 @@ fn presets_change_what_their_names_say() {
     let d = GpuConfig::default();
     for name in NAMES {
         let c = get(name);
-        let model = if name.starts_with("gpm") {
-            Model::Gpm
-        } else if name.starts_with("epoch") {
-            Model::Epoch
-        } else if name.ends_with("-dev") {
-            Model::SbrpDevice
-        } else {
-            Model::Sbrp
-        };
-        assert_eq!(c.model, model, "{name}");
+        let r = row(name).unwrap();
+        // The row is what the configuration is built from and what the
+        // testbench reads (build, program variant).
+        assert_eq!(
+            (c.model, c.pm.place, c.pm.durability),
+            (r.model, r.place, r.durability),
+            "{name}"
+        );
+        assert_eq!(r.promote, c.model.persist().promotes(), "{name}");
+        assert_eq!(r.binary == Binary::Gpm, c.model == Model::Gpm, "{name}");
+        // The name says the row: the model's family first, `-dev` for
+        // promotion, `-far`, `-eadr`.
+        let family = c.model.name().split('-').next().unwrap();
+        assert!(name.starts_with(&format!("{family}-")), "{name}");
+        assert_eq!(name.ends_with("-dev"), r.promote, "{name}");
         let far = name.contains("-far");
         assert_eq!(c.pm.place == PmPlace::Far, far, "{name}");
         let eadr = name.ends_with("-eadr");
@@ -172,7 +179,7 @@ fn pb_params_follow_the_config() {
     );
     let mut c = get("sbrp-near-pb128");
     c.core.warps_per_sm = 16;
-    c.pb.policy = "eager".into();
+    c.pb.policy = Policy::Eager;
     let p = c.pb_params();
     assert_eq!((p.entries, p.warps, p.lines), (128, 16, 512));
     assert_eq!(p.policy, sbrp_iface::FlushPolicy::Eager);
@@ -217,7 +224,6 @@ fn impossible_values_are_refused_naming_the_key() {
     refused(n, "pb.entries", |c| c.pb.entries = 100);
     refused(n, "pb.entries", |c| c.pb.entries = 8);
     refused(n, "pb.actr_bits", |c| c.pb.actr_bits = 5);
-    refused(n, "pb.policy", |c| c.pb.policy = "sometimes".into());
     refused(n, "core.warps_per_sm", |c| c.core.warps_per_sm = 48);
     // 128 lines cannot hold 256 PB entries.
     let msg = refused(n, "l1.size", |c| {
@@ -370,7 +376,7 @@ fn set_changes_nested_keys() {
     assert_eq!(c.model, Model::Epoch);
     assert!(c.artifact.ack_at_l2);
     assert_eq!(c.pm.place, PmPlace::Far);
-    assert_eq!(c.pb.policy, "eager");
+    assert_eq!(c.pb.policy, Policy::Eager);
     assert_eq!(c.core.sms, 16);
     assert_eq!(c.remote_visibility, 7);
     // Nothing else moved.
@@ -384,7 +390,7 @@ fn set_changes_nested_keys() {
     want.pb.window = 8;
     want.artifact.ack_at_l2 = true;
     want.pm.place = PmPlace::Far;
-    want.pb.policy = "eager".into();
+    want.pb.policy = Policy::Eager;
     want.core.sms = 16;
     assert_eq!(c, want);
 }
@@ -463,6 +469,8 @@ fn set_refuses_bad_values_naming_key_and_type() {
         ("artifact.ack_at_l2", "yes", "expected true or false"),
         ("model", "quantum", "sbrp-device"),
         ("pm.durability", "nvdimm", "eadr"),
+        // The policy is an enum: parsed here, once.
+        ("pb.policy", "sometimes", "lazy"),
         ("pm", "3", "pm.write_bandwidth"),
     ] {
         let e = c.set(key, value).unwrap_err();

@@ -535,7 +535,7 @@ fn sbrp_stores_to_one_line_coalesce() {
     let mut c = cfg("sbrp-near");
     // A lazy buffer flushes only when it must, so the first store's entry is
     // still there when the second arrives.
-    c.pb.policy = "lazy".into();
+    c.pb.policy = sbrp_gpu::config::Policy::Lazy;
     let x = line_addr(&c, PM, 4);
     let two_warps = run(
         &c,
@@ -1396,7 +1396,7 @@ fn sbrp_eviction_of_a_dirty_pm_line_is_an_eviction_flush() {
     c.pb.entries = 16;
     c.l1.size = 32 * c.l1.line;
     c.l1.assoc = 2;
-    c.pb.policy = "lazy".into();
+    c.pb.policy = sbrp_gpu::config::Policy::Lazy;
     let sets = (c.l1_lines() / c.l1.assoc) as u64;
     assert_eq!((PM / c.l1.line as u64) % sets, 0);
     let mut w: Vec<Instr> = (0..3)

@@ -98,6 +98,8 @@ fn every_model_runs_a_two_kernel_program() {
         (Model::Epoch, PmPlace::Near),
         (Model::Epoch, PmPlace::Far),
         (Model::Gpm, PmPlace::Far),
+        (Model::Spb, PmPlace::Near),
+        (Model::Spb, PmPlace::Far),
     ] {
         let c = cfg(model, place);
         let mut gpu = Gpu::with_model_units(&c).unwrap();

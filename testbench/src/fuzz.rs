@@ -13,7 +13,6 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
-use sbrp_gpu::config::Model;
 use sbrp_gpu::{Gpu, GpuConfig, RunOpts};
 use sbrp_iface::stimulus::Rng;
 use sbrp_trace::check;
@@ -582,11 +581,7 @@ fn one(
                 sbrp_trace::evaluate(prog.expects(), ex);
             }
             if let Some(ex) = rep.execution.as_ref().filter(|_| o.check) {
-                let model = match cfg.model {
-                    Model::Epoch => check::Model::Epoch,
-                    Model::Gpm => check::Model::Gpm,
-                    _ => check::Model::Sbrp,
-                };
+                let model = cfg.model.persist().checker();
                 match check::check(ex, &check::Options::new(model)) {
                     Ok(c) if !c.ok() => {
                         broken = Some(format!(

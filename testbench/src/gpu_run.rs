@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use sbrp_gpu::config::Model;
 use sbrp_gpu::{Gpu, GpuConfig, RunReport};
 use sbrp_iface::{PbParams, PbUnit};
 use sbrp_sim_fast::PbModel;
@@ -315,7 +314,7 @@ pub fn resolve_config(src: &ConfigSource, over: &Overrides) -> Result<GpuConfig>
 /// guarantees: checked only under SBRP, or not at all (the reason says).
 pub fn skip_reason(e: &Expect, cfg: &GpuConfig) -> Option<&'static str> {
     let model = cfg.model;
-    let sbrp = matches!(model, Model::Sbrp | Model::SbrpDevice);
+    let sbrp = model.persist().has_unit();
     let default_pb = cfg.pb == sbrp_gpu::config::PbConfig::default();
     match e {
         Expect::Forbid(..) | Expect::Order(..) | Expect::AllDurable | Expect::Pmo => None,
@@ -328,7 +327,7 @@ pub fn skip_reason(e: &Expect, cfg: &GpuConfig) -> Option<&'static str> {
         _ if !sbrp => Some(
             "describes SBRP's buffer (stalls, misses, flush counts), not the model's guarantee",
         ),
-        Expect::Stall(_) | Expect::NoStall(_) if model == Model::SbrpDevice => {
+        Expect::Stall(_) | Expect::NoStall(_) if model.persist().promotes() => {
             Some("promoting block scope to device adds stalls by design")
         }
         Expect::Flushes(..) => Some("flush counts depend on the memory system's timing"),
@@ -354,7 +353,7 @@ pub fn build_gpu(
     shadow: Shadow,
     unit_fault: sbrp_sim_fast::Fault,
 ) -> Result<Built> {
-    let sbrp = matches!(cfg.model, Model::Sbrp | Model::SbrpDevice);
+    let sbrp = cfg.model.persist().has_unit();
     // Asking for a shadow that cannot be is an error, not a silent no-op.
     if shadow != Shadow::None && !sbrp {
         return Err(BenchError::Invalid(format!(
@@ -385,7 +384,9 @@ pub fn build_gpu(
             rtl: None,
         });
     }
-    let p: PbParams = sbrp_gpu::gpu::unit_params(cfg)?;
+    let p: PbParams = *sbrp_gpu::gpu::unit_params(cfg)
+        .map_err(|e| BenchError::Invalid(e.to_string()))?
+        .get();
     let rtl = if shadowed > 0 {
         Some(Rtl::build(&SuiteOpts::new(p))?)
     } else {

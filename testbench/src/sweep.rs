@@ -130,12 +130,12 @@ pub struct Common {
     pub check: bool,
 }
 
-/// The binary of a preset: the GPM build for `gpm-*` presets (as `sbrp bench`).
+/// The binary of a preset, as its row says (the GPU build for a name that
+/// is no preset: running it reports the unknown preset).
 pub fn build_of(preset: &str) -> Build {
-    if preset.starts_with("gpm") {
-        Build::Gpm
-    } else {
-        Build::Gpu
+    match sbrp_gpu::presets::row(preset).map(|r| r.binary) {
+        Some(sbrp_gpu::presets::Binary::Gpm) => Build::Gpm,
+        _ => Build::Gpu,
     }
 }
 

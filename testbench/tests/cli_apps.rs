@@ -150,7 +150,7 @@ fn suite_prints_the_figures_and_writes_their_files() {
         assert!(out.contains(f), "{f} missing:\n{out}");
     }
     let files = entries(&out_dir);
-    for fig in ["fig6", "fig7", "fig8", "fig9", "fig11"] {
+    for fig in ["fig6", "fig7", "fig8", "fig9", "fig11", "spb"] {
         assert!(files.contains(&format!("{fig}.csv")), "{files:?}");
         assert!(files.contains(&format!("{fig}.json")), "{files:?}");
         // Each figure as a bar chart, SVG and PNG.
@@ -174,7 +174,7 @@ fn suite_prints_the_figures_and_writes_their_files() {
     assert_eq!(srad.split(',').nth(2), Some("1.0000"), "{csv}");
     let runs: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("runs.json")).unwrap()).unwrap();
-    assert_eq!(runs.as_array().unwrap().len(), 2 * 11);
+    assert_eq!(runs.as_array().unwrap().len(), 2 * 13);
 }
 
 #[test]

@@ -59,7 +59,7 @@ fn list_presets_names_exactly_the_presets() {
         .iter()
         .map(|(n, _)| *n)
         .collect();
-    assert_eq!(want.len(), 21, "{want:?}");
+    assert_eq!(want.len(), 23, "{want:?}");
     assert_eq!(listed, want, "{out}");
 }
 

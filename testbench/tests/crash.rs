@@ -115,7 +115,7 @@ fn campaign_with(
 #[test]
 fn correct_models_hold_at_every_crash_point() {
     for a in apps() {
-        for preset in ["sbrp-near", "epoch-near", "sbrp-far"] {
+        for preset in ["sbrp-near", "epoch-near", "sbrp-far", "spb-near"] {
             let o = campaign(
                 a.as_ref(),
                 preset,
@@ -193,14 +193,17 @@ fn ordering_faults_only_the_checker_can_see_are_caught() {
 #[test]
 fn an_epoch_model_that_skips_its_flush_is_caught() {
     let a = app("gpkvs", Some(2048)).unwrap();
-    let o = campaign(
-        a.as_ref(),
-        "epoch-near",
-        sbrp_sim_fast::Fault::None,
-        sbrp_gpu::sm::Fault::SkipEpochFlush,
-        true,
-    );
-    assert!(o.violations > 0 && o.broken > 0, "{}", o.first);
+    // SPB's barriers flush the same way: skipping it is caught too.
+    for preset in ["epoch-near", "spb-near"] {
+        let o = campaign(
+            a.as_ref(),
+            preset,
+            sbrp_sim_fast::Fault::None,
+            sbrp_gpu::sm::Fault::SkipEpochFlush,
+            true,
+        );
+        assert!(o.violations > 0 && o.broken > 0, "{preset}: {}", o.first);
+    }
 }
 
 /// An L1 of 32 lines (4 ways) and a persist buffer of 32 entries evict

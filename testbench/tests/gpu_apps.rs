@@ -50,6 +50,7 @@ fn every_app_keeps_its_invariant_under_every_model() {
             ("sbrp-far", Build::Gpu),
             ("sbrp-near-dev", Build::Gpu),
             ("sbrp-far-eadr", Build::Gpu),
+            ("spb-far", Build::Gpu),
         ] {
             check(a.as_ref(), preset, build, false, Shadow::None);
         }

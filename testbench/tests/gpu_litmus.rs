@@ -58,11 +58,17 @@ fn every_litmus_trace_passes_under_every_preset() {
 
 #[test]
 fn skipping_the_epoch_flush_is_caught() {
-    let caught = litmus()
-        .iter()
-        .filter(|f| !run(f, "epoch-near", Fault::SkipEpochFlush).0)
-        .count();
-    assert!(caught > 0, "no litmus trace noticed epoch without flushes");
+    // SPB's barriers are the same flush: without it SPB is caught too.
+    for preset in ["epoch-near", "spb-near"] {
+        let caught = litmus()
+            .iter()
+            .filter(|f| !run(f, preset, Fault::SkipEpochFlush).0)
+            .count();
+        assert!(
+            caught > 0,
+            "no litmus trace noticed {preset} without flushes"
+        );
+    }
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod coalesce;
 mod events;
 pub mod l1;
 mod line_index;
+pub mod persist;
 mod skip;
 mod skip_plan;
 mod steps;
@@ -26,7 +27,7 @@ use sbrp_iface::PbUnit;
 use sbrp_trace::program::{CtaCode, Instr, Space};
 use sbrp_trace::{Event, OpRef, Scope, WarpId};
 
-use crate::config::{GpuConfig, Model};
+use crate::config::GpuConfig;
 use crate::flags::Flags;
 use crate::mem::MemSystem;
 use crate::stats::SmStats;
@@ -34,6 +35,7 @@ use crate::stats::SmStats;
 use coalesce::coalesce;
 use events::EV_TIMER;
 use l1::L1;
+use persist::Persist;
 pub use warp::{Cause, Phase, WState, Warp, CAUSES};
 
 /// Everything outside the SM it acts on.
@@ -69,7 +71,8 @@ fn ordering_instr(i: &Instr) -> bool {
 pub enum Fault {
     #[default]
     None,
-    /// Epoch and GPM ordering points do not flush the PM lines.
+    /// Unbuffered models' ordering points (epoch, GPM, SPB) do not flush
+    /// the PM lines.
     SkipEpochFlush,
     /// SBRP treats device-scope acquires and releases as block scope.
     DropScope,
@@ -130,7 +133,9 @@ pub struct Sm {
     pub l1: L1,
     pub warps: Vec<Warp>,
     pub ctas: Vec<CtaSlot>,
-    /// The persist buffer unit (SBRP models only).
+    /// The persistency model's hooks.
+    pub model: &'static dyn Persist,
+    /// The persist buffer unit (models with one only).
     pub unit: Option<Box<dyn PbUnit>>,
     /// Events as `(cycle, kind, data)` packed in one word ([`ev_key`]),
     /// earliest first: one integer compare per heap step. Acknowledgements
@@ -183,6 +188,7 @@ impl Sm {
             l1: L1::new(cfg.l1_lines(), cfg.l1.assoc),
             warps: (0..cfg.core.warps_per_sm).map(|_| Warp::empty()).collect(),
             ctas: vec![CtaSlot::default(); cfg.core.ctas_per_sm as usize],
+            model: cfg.model.persist(),
             unit,
             events: BinaryHeap::new(),
             counters: BinaryHeap::new(),
@@ -370,9 +376,10 @@ impl Sm {
     fn draining_busy(&self) -> bool {
         self.draining
             && self.live_warps == 0
-            && match self.unit {
-                Some(_) => !self.drained(),
-                None => self.l1.has_dirty(true),
+            && if self.model.has_unit() {
+                !self.drained()
+            } else {
+                self.l1.has_dirty(true)
             }
     }
 
@@ -380,12 +387,8 @@ impl Sm {
     /// line is dropped (dirty PM lines stay only when nothing drained them:
     /// the artifact's SBRP keeps them buffered into the next kernel).
     pub fn kernel_end(&mut self, cx: &mut Ctx) {
-        if self.unit.is_none() && cx.cfg.artifact.no_kernel_end_drain {
-            // The artifact: epoch's dirty PM lines are dropped at no cost.
-            for s in self.l1.dirty_slots(true) {
-                self.l1.clean(s);
-            }
-        }
+        let m = self.model;
+        m.kernel_end(self, cx);
         self.flush_dirty(cx, false);
         self.l1.invalidate_all();
         self.draining = false;
@@ -393,10 +396,15 @@ impl Sm {
 
     /// Nothing buffered or outstanding: the kernel may end for this SM.
     pub fn drained(&self) -> bool {
-        self.live_warps == 0
-            && self.pm_out == 0
-            && self.unit.as_ref().is_none_or(|_| self.unit_state.idle())
-            && (self.unit.is_some() || !self.l1.has_dirty(true))
+        self.live_warps == 0 && self.pm_out == 0 && self.model.drained(self)
+    }
+
+    /// The L1's dirty PM lines become clean without a write (the artifact's
+    /// kernel end).
+    pub(super) fn drop_dirty_pm(&mut self) {
+        for s in self.l1.dirty_slots(true) {
+            self.l1.clean(s);
+        }
     }
 
     /// What the SM still waits for (deadlock reports).
@@ -440,18 +448,8 @@ impl Sm {
         self.stats.visits += 1;
         self.events_due(now);
         self.issue(cx);
-        if self.unit.is_some() {
-            self.unit_cycle(cx);
-        } else if self.draining && self.live_warps == 0 {
-            if cx.cfg.artifact.no_kernel_end_drain {
-                // The artifact: dirty PM lines are dropped at no cost.
-                for s in self.l1.dirty_slots(true) {
-                    self.l1.clean(s);
-                }
-            } else {
-                self.flush_dirty(cx, true);
-            }
-        }
+        let m = self.model;
+        m.cycle(self, cx);
         self.release_barriers(now);
     }
 
@@ -466,11 +464,18 @@ impl Sm {
             }
             cta.at_barrier = 0;
             // By index: finishing an instruction leaves the CTA's warp list as is.
+            let after = self.model.after_barrier();
             for i in 0..self.ctas[c].warps.len() {
                 let w = self.ctas[c].warps[i];
                 if self.warps[w].state() == WState::Barrier {
                     self.ready(w, now);
-                    self.finish_instr(w, now);
+                    match after {
+                        None => self.finish_instr(w, now),
+                        Some(steps) => {
+                            self.warps[w].phase = Phase::FenceSteps;
+                            self.start_steps(w, steps, now);
+                        }
+                    }
                 }
             }
         }
@@ -557,8 +562,7 @@ impl Sm {
     fn exec(&mut self, cx: &mut Ctx, w: usize) -> bool {
         let now = cx.now;
         let cfg = cx.cfg;
-        let model = cfg.model;
-        let sbrp = self.unit.is_some();
+        let model = self.model;
         let code = self.warps[w].code.clone();
         let instr = &code[self.warps[w].pc];
         match *instr {
@@ -617,54 +621,30 @@ impl Sm {
                 );
                 warp.acc_i = 0;
                 self.ldst_free = now + warp.acc.len() as u64;
-                if sbrp {
-                    self.warps[w].phase = Phase::Lines;
-                    self.wait(w, WState::UnitReq, Cause::PersistBuffer, now);
-                    true
-                } else {
-                    self.store_pm_direct(cx, w)
-                }
+                model.pm_store(self, cx, w)
             }
-            Instr::Bar if sbrp && self.warps[w].phase == Phase::Start => {
-                // Each arriving warp adds an order entry (the artifact's barrier).
-                self.unit_request(w, now);
-                true
-            }
-            Instr::Bar if !sbrp && self.warps[w].phase == Phase::Start => {
-                self.record_ordering(cx, w, now);
-                self.start_steps(w, steps::epoch_steps(model, &Instr::Bar).unwrap(), now);
+            Instr::Bar if self.warps[w].phase == Phase::Start => {
+                model.barrier(self, cx, w);
                 true
             }
             Instr::Bar => {
-                let c = self.warps[w].cta;
-                self.ctas[c].at_barrier += 1;
-                self.wait(w, WState::Barrier, Cause::Barrier, now);
+                self.arrive(w, now);
                 true
             }
-            Instr::OFence | Instr::DFence | Instr::PAcq { .. } | Instr::PRel { .. }
+            Instr::OFence
+            | Instr::DFence
+            | Instr::PAcq { .. }
+            | Instr::PRel { .. }
+            | Instr::Fence(_)
                 if self.warps[w].phase == Phase::Start =>
             {
-                if sbrp {
-                    self.unit_request(w, now);
-                } else {
-                    self.record_ordering(cx, w, now);
-                    self.start_steps(w, steps::epoch_steps(model, instr).unwrap(), now);
-                }
+                model.ordering(self, cx, w, instr);
                 true
             }
-            Instr::Fence(_) if self.warps[w].phase == Phase::Start => {
-                if sbrp {
-                    // A durable order entry first, then the fence's own part.
-                    self.unit_request(w, now);
-                } else {
-                    self.record_ordering(cx, w, now);
-                    self.start_steps(w, steps::epoch_steps(model, instr).unwrap(), now);
-                }
-                true
-            }
-            Instr::Fence(_) if sbrp && self.warps[w].phase == Phase::Ordered => {
+            Instr::Fence(_) if self.warps[w].phase == Phase::Ordered && model.fence().is_some() => {
+                // The fence's own part, after its ordering part.
                 self.warps[w].phase = Phase::FenceSteps;
-                self.start_steps(w, steps::SBRP_NPFENCE, now);
+                self.start_steps(w, model.fence().unwrap_or(&[]), now);
                 true
             }
             Instr::Fence(_) | Instr::OFence | Instr::DFence => {
@@ -739,12 +719,7 @@ impl Sm {
                     );
                     warp.acc_i = 0;
                     warp.flag_store = true;
-                    if sbrp {
-                        warp.phase = Phase::Lines;
-                        self.wait(w, WState::UnitReq, Cause::PersistBuffer, now);
-                        return true;
-                    }
-                    self.store_pm_direct(cx, w);
+                    model.pm_store(self, cx, w);
                     return true;
                 }
                 let scope = self.scope(cx, scope);
@@ -765,8 +740,8 @@ impl Sm {
     /// instruction's, promoted under SBRP-device (the device-scope variant
     /// of the program), never changed by a fault (which the checker is to
     /// catch).
-    fn asked_scope(&self, cx: &Ctx, s: Scope) -> Scope {
-        if cx.cfg.model == Model::SbrpDevice {
+    fn asked_scope(&self, _cx: &Ctx, s: Scope) -> Scope {
+        if self.model.promotes() {
             Scope::Device
         } else {
             s
@@ -777,11 +752,18 @@ impl Sm {
     fn scope(&self, cx: &Ctx, s: Scope) -> Scope {
         if cx.fault == Fault::DropScope {
             Scope::Block
-        } else if cx.cfg.model == Model::SbrpDevice {
+        } else if self.model.promotes() {
             Scope::Device
         } else {
             s
         }
+    }
+
+    /// Warp `w` arrives at its CTA's barrier and waits there.
+    pub(super) fn arrive(&mut self, w: usize, now: u64) {
+        let c = self.warps[w].cta;
+        self.ctas[c].at_barrier += 1;
+        self.wait(w, WState::Barrier, Cause::Barrier, now);
     }
 
     /// The instruction is done and the warp may go on at `t` (its latency);

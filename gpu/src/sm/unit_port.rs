@@ -18,7 +18,6 @@ use super::events::EV_ACK_FLUSH;
 use super::l1::{LineMap, Lookup};
 use super::warp::{Cause, Phase, WState};
 use super::{Ctx, Fault, Sm};
-use crate::config::Model;
 use crate::mem::{Access, MemReq};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -130,7 +129,7 @@ impl UnitState {
 /// The unit's opcode for ordering instruction `i`.
 pub(super) fn ordering_op(cx: &Ctx, i: &Instr) -> Op {
     let dev = |s: Scope| {
-        cx.fault != Fault::DropScope && (s == Scope::Device || cx.cfg.model == Model::SbrpDevice)
+        cx.fault != Fault::DropScope && (s == Scope::Device || cx.cfg.model.persist().promotes())
     };
     match i {
         Instr::OFence | Instr::Bar => Op::OFence,

@@ -4,7 +4,6 @@
 
 #![allow(dead_code)]
 
-use sbrp_gpu::config::Model;
 use sbrp_gpu::mem::{Access, MemReq, MemSystem};
 use sbrp_gpu::presets::preset;
 use sbrp_gpu::{Gpu, GpuConfig, RunOpts, RunReport};
@@ -154,7 +153,7 @@ pub fn unloaded(cfg: &GpuConfig, access: Access, pm: bool) -> u64 {
 }
 
 pub fn is_sbrp(cfg: &GpuConfig) -> bool {
-    matches!(cfg.model, Model::Sbrp | Model::SbrpDevice)
+    cfg.model.persist().has_unit()
 }
 
 /// Runs `prog` under epoch or GPM on a GPU built without units

@@ -142,8 +142,7 @@ pub fn bench(a: &BenchArgs) -> Result<Verdict> {
     let app = make_app(&a.app, a.size)?;
     let build = match a.build {
         Some(b) => b.build(),
-        None if a.preset.starts_with("gpm") => Build::Gpm,
-        None => Build::Gpu,
+        None => sbrp_testbench::sweep::build_of(&a.preset),
     };
     let shadow = match (a.cosim, a.sms.as_str()) {
         (false, _) => Shadow::None,

@@ -13,7 +13,6 @@ use sbrp_testbench::gpu_run::Overrides;
 use sbrp_testbench::gpu_run::{resolve_config, ConfigSource};
 use sbrp_testbench::suite::{checker_model, run_app, AppRunOpts};
 use sbrp_trace::check;
-use sbrp_workloads::Build;
 use serde::Serialize;
 
 use crate::args::{jobs, parse_sets, FaultArg, GpuFaultArg};
@@ -114,11 +113,7 @@ pub fn run(a: &CrashArgs) -> Result<Verdict> {
         set: parse_sets(&a.set)?,
     };
     let cfg = resolve_config(&ConfigSource::Preset(a.preset.clone()), &over)?;
-    let build = if cfg.model == sbrp_gpu::config::Model::Gpm {
-        Build::Gpm
-    } else {
-        Build::Gpu
-    };
+    let build = sbrp_testbench::sweep::build_of(&a.preset);
     let t0 = std::time::Instant::now();
     let (ex, run_cycles) = match &a.from_record {
         Some(f) => {
