@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::area::{run_area_flow, AreaReport, FLOW_FILES};
 use crate::error::{Result, SiliconError};
 use crate::report::{format_csv, format_report, format_sweep};
+use crate::route::{run_route_flow, ROUTE_FILES};
 use crate::sram::run_sram;
 
 /// Entries and warps of the sweep (lines 512).
@@ -26,6 +27,9 @@ pub struct AreaOptions {
     /// Also price the deep arrays as OpenRAM SRAM macros (needs the
     /// environment of `scripts/setup.sh --openram`; minutes per macro).
     pub sram: bool,
+    /// Also place and route the netlist and time it with the wires
+    /// (qflow, qrouter; one configuration only, needs `timing`).
+    pub route: bool,
     /// Where to write `report.txt`, the CSV (`area.csv` or `sweep.csv`) and,
     /// for one configuration, [`FLOW_FILES`]; nothing is written when the
     /// flow fails.
@@ -76,6 +80,10 @@ pub fn area(p: &PbParams, opts: &AreaOptions) -> Result<AreaReport> {
     if opts.sram {
         r.sram = Some(run_sram(&r, scratch.path()).map_err(|e| in_context(p, e))?);
     }
+    if opts.route {
+        let netlist = scratch.path().join("sbrp_pb_netlist.v");
+        r.route = Some(run_route_flow(scratch.path(), &netlist).map_err(|e| in_context(p, e))?);
+    }
     if let Some(out) = &opts.out {
         let text = format!("{}\n", format_report(&r));
         let csv = format_csv(std::slice::from_ref(&r))?;
@@ -83,7 +91,12 @@ pub fn area(p: &PbParams, opts: &AreaOptions) -> Result<AreaReport> {
         write_atomic(&scratch.path().join("area.csv"), csv.as_bytes())?;
         scratch.publish(
             out,
-            &[&["report.txt", "area.csv"][..], &FLOW_FILES[..]].concat(),
+            &[
+                &["report.txt", "area.csv"][..],
+                &FLOW_FILES[..],
+                &ROUTE_FILES[..],
+            ]
+            .concat(),
         )?;
     }
     Ok(r)
