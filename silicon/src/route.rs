@@ -479,6 +479,15 @@ fn sta_run(
     parse_sta(&text)
 }
 
+/// qflow, qrouter and OpenSTA start (else the `apt-get` line): checked
+/// before synthesis, so a missing router costs no minutes.
+pub fn require_route_tools() -> Result<()> {
+    // neither has a version flag that exits; -h prints the usage and exits
+    require(&qflow(), "-h")?;
+    require(&qrouter(), "-h")?;
+    require(&sta(), "-version")
+}
+
 /// What `--route` leaves in the output directory.
 pub const ROUTE_FILES: [&str; 7] = [
     "sbrp_pb_routed.def",
@@ -497,11 +506,7 @@ pub fn run_route_flow(dir: &Path, netlist: &Path) -> Result<RouteReport> {
     let conf = SynthConf::load()?;
     let liberty = conf.liberty.display().to_string();
     let (qflow, qrouter, yosys) = (qflow(), qrouter(), yosys());
-    require(&qrouter, "-h")?;
-    require(&sta(), "-version")?;
-    let qflow_tool = qflow.clone();
-    // qflow has no version flag; -h prints its usage
-    require(&qflow_tool, "-h")?;
+    require_route_tools()?;
     let work = dir.join("route");
     let proj = work.join("qflow");
     for d in ["source", "synthesis", "layout"] {

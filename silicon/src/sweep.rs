@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::area::{run_area_flow, AreaReport, FLOW_FILES};
 use crate::error::{Result, SiliconError};
 use crate::report::{format_csv, format_report, format_sweep};
-use crate::route::{run_route_flow, ROUTE_FILES};
+use crate::route::{require_route_tools, run_route_flow, ROUTE_FILES};
 use crate::sram::run_sram;
 
 /// Entries and warps of the sweep (lines 512).
@@ -75,6 +75,14 @@ fn in_context(p: &PbParams, e: SiliconError) -> SiliconError {
 /// The area flow of one configuration; with `opts.out`, writes
 /// `report.txt`, `area.csv` and [`FLOW_FILES`] there.
 pub fn area(p: &PbParams, opts: &AreaOptions) -> Result<AreaReport> {
+    if opts.route {
+        if !opts.timing {
+            return Err(SiliconError::Config(
+                "place and route needs timing (--route without --no-timing)".into(),
+            ));
+        }
+        require_route_tools()?;
+    }
     let scratch = Scratch::new("area")?;
     let mut r = run_area_flow(p, scratch.path(), opts.timing).map_err(|e| in_context(p, e))?;
     if opts.sram {
