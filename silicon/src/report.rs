@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::area::AreaReport;
 use crate::error::{Result, SiliconError};
-use crate::route::{RouteReport, IO_FRACTION, ROUTED_TARGET_MHZ, UNCERTAINTY_FRACTION};
+use crate::route::{first_word, RouteReport, IO_FRACTION, ROUTED_TARGET_MHZ, UNCERTAINTY_FRACTION};
 use crate::sram::SRAM_TECH;
 use crate::sta::{PathTiming, TimingReport};
 use crate::sweep::SWEEP_WARPS;
@@ -285,12 +285,11 @@ fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport) {
     );
     let _ = writeln!(
         s,
-        "  {} cells on a {:.0} x {:.0} um die; {} nets routed, {:.1} mm of wire, {:.1} pF; place {:.0} s, route {:.0} s",
+        "  {} cells on a {:.0} x {:.0} um die; {} nets routed (the clock left ideal), {:.1} pF of wire; place {:.0} s, route {:.0} s",
         rt.cells,
         rt.die_width_um,
         rt.die_height_um,
         rt.nets_routed,
-        rt.wire_length_um / 1000.0,
         rt.wire_cap_pf,
         rt.place_seconds,
         rt.route_seconds
@@ -309,15 +308,28 @@ fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport) {
             ROUTED_TARGET_MHZ - f.mhz
         )
     };
+    let point = |p: &str, b: &Option<String>| match b {
+        Some(b) => format!("{} [{b}]", first_word(p)),
+        None => first_word(p).to_string(),
+    };
     let _ = writeln!(
         s,
         "highest clock after routing: {:.0} MHz (period {:.3} ns, set by the {} path {} -> {}: {:.3} ns to its endpoint, {:.3} ns of it logic and wire); {gap}",
-        f.mhz, f.period_ns, f.limit, f.path.start, f.path.end, f.path.arrival_ns, f.path.logic_ns
+        f.mhz,
+        f.period_ns,
+        f.limit,
+        point(&f.path.start, &rt.limit_blocks.0),
+        point(&f.path.end, &rt.limit_blocks.1),
+        f.path.arrival_ns,
+        f.path.logic_ns
     );
     let _ = writeln!(
         s,
         "  zero wire load, same netlist and constraints: {:.0} MHz ({} path {} -> {})",
-        u.mhz, u.limit, u.path.start, u.path.end
+        u.mhz,
+        u.limit,
+        first_word(&u.path.start),
+        first_word(&u.path.end)
     );
     let _ = writeln!(
         s,

@@ -43,9 +43,6 @@ pub struct RouteReport {
     pub die_height_um: f64,
     /// Nets with an RC tree from qrouter.
     pub nets_routed: u64,
-    /// Total routed wire length (sum over the RC trees' segments is not in
-    /// the file; this is the DEF's), µm.
-    pub wire_length_um: f64,
     /// Total wire capacitance of the RC trees, pF.
     pub wire_cap_pf: f64,
     pub place_seconds: f64,
@@ -54,6 +51,9 @@ pub struct RouteReport {
     pub routed: TimingReport,
     /// OpenSTA on the same flat netlist and SDC without parasitics.
     pub unrouted: TimingReport,
+    /// Blocks (hierarchy of the area flow's netlist) of the start and end
+    /// of the path that sets the routed fmax (None: a port, or unknown).
+    pub limit_blocks: (Option<String>, Option<String>),
 }
 
 /// The highest clock the timing allows once the SDC's uncertainty and I/O
@@ -404,11 +404,10 @@ pub(crate) fn rc_to_spef(nets: &[RcNet], inputs: &BTreeSet<String>) -> (String, 
 }
 
 /// `DIEAREA ( x0 y0 ) ( x1 y1 )` of a DEF, µm (with its `UNITS DISTANCE
-/// MICRONS`), and the length of its routed wires (`ROUTED`/`NEW` segments
-/// between two points), µm.
-pub(crate) fn def_die_and_wire(def: &str) -> (f64, f64, f64) {
+/// MICRONS`).
+pub(crate) fn def_die(def: &str) -> (f64, f64) {
     let mut units = 100.0;
-    let (mut w, mut h, mut wire) = (0.0, 0.0, 0.0);
+    let (mut w, mut h) = (0.0, 0.0);
     for l in def.lines() {
         let t: Vec<&str> = l.split_whitespace().collect();
         match t[..] {
@@ -422,24 +421,28 @@ pub(crate) fn def_die_and_wire(def: &str) -> (f64, f64, f64) {
             }
             _ => {}
         }
-        // `+ ROUTED metal2 ( x y ) ( * y2 )` and `NEW metal3 ( x y ) ( x2 * )`
-        if let Some(i) = t.iter().position(|x| *x == "ROUTED" || *x == "NEW") {
-            let pts: Vec<&str> = t[i + 2..]
-                .iter()
-                .copied()
-                .filter(|x| *x != "(" && *x != ")")
-                .collect();
-            if let [x0, y0, x1, y1, ..] = pts[..] {
-                let num = |a: &str, prev: &str| if a == "*" { prev } else { a }.parse::<f64>().ok();
-                if let (Some(a), Some(b), Some(c), Some(d)) =
-                    (num(x0, x0), num(y0, y0), num(x1, x0), num(y1, y0))
-                {
-                    wire += ((c - a).abs() + (d - b).abs()) / units;
-                }
-            }
-        }
     }
-    (w, h, wire)
+    (w, h)
+}
+
+/// The block of a flat instance: the hierarchy prefix (before the first
+/// `.`) of the first internal net on its pins, by its original name, from
+/// the Verilog qflow regenerated (`CELL INST ( .A(net), ... );` lines).
+pub(crate) fn instance_block(
+    flat: &str,
+    inst: &str,
+    names: &BTreeMap<String, String>,
+) -> Option<String> {
+    let key = format!(" {inst} (");
+    let line = flat.lines().find(|l| l.contains(&key))?;
+    line.split(".")
+        .skip(1)
+        .filter_map(|c| {
+            c.split_once('(')
+                .map(|(_, n)| n.split(')').next().unwrap_or(""))
+        })
+        .filter_map(|n| names.get(n.trim()))
+        .find_map(|orig| orig.split_once('.').map(|(b, _)| b.to_string()))
 }
 
 /// Runs OpenSTA's script on the flat netlist, with `spef` when given.
@@ -532,7 +535,7 @@ pub fn run_route_flow(dir: &Path, netlist: &Path) -> Result<RouteReport> {
         "yosys (route preparation)",
         LogFile::ByTool(&ylog),
     )?;
-    let (blif, cells, _names) = prepare_blif(&read(&work.join("sbrp_pb_flat.blif"))?);
+    let (blif, cells, names) = prepare_blif(&read(&work.join("sbrp_pb_flat.blif"))?);
     write(&proj.join("synthesis/sbrp_pb.blif"), &blif)?;
     write(
         &proj.join("synthesis/sbrp_pb_powerground"),
@@ -604,7 +607,7 @@ pub fn run_route_flow(dir: &Path, netlist: &Path) -> Result<RouteReport> {
         )));
     }
     let def = read(&layout.join("sbrp_pb_route.def"))?;
-    let (die_w, die_h, wire_len) = def_die_and_wire(&def);
+    let (die_w, die_h) = def_die(&def);
     write(&dir.join("sbrp_pb_routed.def"), &def)?;
 
     // the Verilog qflow regenerated from the placed BLIF names instances as
@@ -639,19 +642,28 @@ pub fn run_route_flow(dir: &Path, netlist: &Path) -> Result<RouteReport> {
 
     let routed = sta_run(dir, &liberty, &flat_path, Some(&spef_path), "routed")?;
     let unrouted = sta_run(dir, &liberty, &flat_path, None, "unrouted")?;
+    let lim = fmax_of(&routed).path;
+    let block = |point: &str| instance_block(&flat, first_word(point), &names);
+    let limit_blocks = (block(&lim.start), block(&lim.end));
     Ok(RouteReport {
+        limit_blocks,
         cells,
         density: project_density(ROUTE_PROJECT_VARS),
         die_width_um: die_w,
         die_height_um: die_h,
         nets_routed: nets.len() as u64,
-        wire_length_um: wire_len,
         wire_cap_pf: wire_cap,
         place_seconds,
         route_seconds,
         routed,
         unrouted,
     })
+}
+
+/// The instance or port of an OpenSTA start or end point (`DFFPOSX1_4
+/// (rising edge-triggered flip-flop clocked by clk)` -> `DFFPOSX1_4`).
+pub fn first_word(point: &str) -> &str {
+    point.split_whitespace().next().unwrap_or(point)
 }
 
 /// `set initial_density = x` of the project variables (0: graywolf's own).
@@ -738,12 +750,21 @@ mod tests {
     }
 
     #[test]
-    fn def_die_and_wires() {
-        let def = "UNITS DISTANCE MICRONS 100 ;\nDIEAREA ( 0 0 ) ( 55200 40100 ) ;\n\
-                   - n + ROUTED metal2 ( 100 200 ) ( * 1200 )\n  NEW metal1 ( 100 1200 ) ( 600 * ) ;\n";
-        let (w, h, wire) = def_die_and_wire(def);
+    fn def_die_and_instance_blocks() {
+        let def = "UNITS DISTANCE MICRONS 100 ;\nDIEAREA ( 0 0 ) ( 55200 40100 ) ;\n";
+        let (w, h) = def_die(def);
         assert!((w - 552.0).abs() < 1e-9 && (h - 401.0).abs() < 1e-9);
-        assert!((wire - 15.0).abs() < 1e-9, "{wire}");
+        let names: BTreeMap<String, String> = [("pipe__224_", "pipe._224_")]
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let flat = "DFFPOSX1 DFFPOSX1_4 ( .CLK(clock), .D(x), .Q(y) );\n\
+                    DFFPOSX1 DFFPOSX1_40 ( .CLK(clock), .D(x), .Q(pipe__224_) );\n";
+        assert_eq!(
+            instance_block(flat, "DFFPOSX1_40", &names).as_deref(),
+            Some("pipe")
+        );
+        assert_eq!(instance_block(flat, "DFFPOSX1_4", &names), None);
         assert_eq!(project_density("set initial_density = 0.6\n"), 0.6);
     }
 }
