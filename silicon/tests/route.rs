@@ -2,8 +2,8 @@
 //! 4 warps, 16 lines): qflow's graywolf and qrouter, the RC trees as SPEF
 //! into OpenSTA.
 //!
-//! Several minutes on a loaded 2-core machine (placement 3-6 min, routing
-//! 2-4), so `#[ignore]`d:
+//! 15-16 minutes on a loaded 2-core machine (placement 5-10 min, routing
+//! 6-10; docs/hardware.md), too slow for CI, so `#[ignore]`d:
 //! `cargo test --release -p sbrp-silicon --test route -- --ignored --nocapture`.
 
 mod common;
@@ -12,7 +12,7 @@ use common::small;
 use sbrp_silicon as silicon;
 
 #[test]
-#[ignore = "slow: place and route take several minutes"]
+#[ignore = "slow: place and route take about 15 minutes"]
 fn routed_timing_of_the_smallest_unit() {
     let out = common::scratch("route");
     let opts = silicon::AreaOptions {
