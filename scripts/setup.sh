@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the project needs when it is missing: Verilator, Yosys,
-# OpenSTA and the OSU 0.18 um standard-cell library (Debian/Ubuntu packages),
+# OpenSTA, the OSU 0.18 um standard-cell library and qflow's place and route
+# (Debian/Ubuntu packages),
 # then checks for cargo. Sourced by run.sh and test.sh; safe to run again.
 # `bash scripts/setup.sh --openram` also makes .venv-openram (OpenRAM, for
 # `sbrp area --sram` only; never needed by the default flow or CI).
@@ -21,6 +22,10 @@ command -v z3 >/dev/null 2>&1 || need+=(z3)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 # Headless Chromium opens `sbrp reproduce`'s index.html in its test.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# Place and route of `sbrp area --route`: qflow's scripts drive graywolf and
+# qrouter (the qflow package depends on both, and on tcsh).
+command -v qflow >/dev/null 2>&1 || need+=(qflow)
+command -v qrouter >/dev/null 2>&1 || need+=(qrouter)
 # Verilator's generated C++ needs a C++ compiler and make.
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 command -v make >/dev/null 2>&1 || need+=(make)

@@ -1,5 +1,7 @@
-# OpenSTA script of `sbrp area` (a template: silicon/src/area.rs replaces
-# @LIBERTY@, @NETLIST@ and @SDC@). Prints, for silicon/src/sta.rs:
+# OpenSTA script of `sbrp area` (a template: silicon/src/area.rs and
+# silicon/src/route.rs replace @LIBERTY@, @NETLIST@, @SDC@ and @PARASITICS@,
+# empty at zero wire load, `read_spef FILE` after routing). Prints, for
+# silicon/src/sta.rs:
 #   SBRP_PERIOD <clock period of the SDC, ns>
 #   SBRP_WNS <worst slack at that clock, ns>
 #   SBRP_PATH <kind>, then the worst path of that kind as report_checks
@@ -10,12 +12,14 @@
 #   (spec section 7), and rst_tree is the reset tree from rst_q's clock pin
 #   to every register (register to register). in_to_reg, rst included,
 #   stays the headline figure.
-# The SDC's input and output delays are 0, so the port paths are the
-# unit's own logic.
+# In sbrp_pb.sdc the input and output delays are 0, so the port paths are
+# the unit's own logic; sbrp_pb_routed.sdc budgets a quarter of the period
+# on each side.
 read_liberty @LIBERTY@
 read_verilog @NETLIST@
 link_design sbrp_pb
 read_sdc @SDC@
+@PARASITICS@
 
 puts "SBRP_PERIOD $::sbrp_clk_period"
 puts "SBRP_WNS [worst_slack -max]"

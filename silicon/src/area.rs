@@ -16,6 +16,7 @@ use crate::fo4::{measure_fo4, Fo4};
 use crate::liberty::Liberty;
 use crate::memories::{attach_areas, parse_memories, MemoryPorts};
 use crate::netlist::{generic_cells, module_areas, repair_fanout, ModuleArea};
+use crate::route::RouteReport;
 use crate::sram::SramReport;
 use crate::sta::{parse_sta, TimingReport};
 use crate::tools::{generate, require, sta, yosys};
@@ -78,6 +79,9 @@ pub struct AreaReport {
     pub timing: Option<TimingReport>,
     /// The deep arrays as SRAM macros (only when asked for).
     pub sram: Option<SramReport>,
+    /// Placed and routed timing (only when asked for: `--route`).
+    #[serde(default)]
+    pub route: Option<RouteReport>,
     pub synth_seconds: f64,
 }
 
@@ -238,6 +242,7 @@ pub fn run_area_flow_on(
                 ("LIBERTY", liberty),
                 ("NETLIST", netlist.display().to_string()),
                 ("SDC", sdc.display().to_string()),
+                ("PARASITICS", String::new()),
             ],
         );
         let tcl_path = dir.join("sta_timing.tcl");
@@ -278,6 +283,7 @@ pub fn run_area_flow_on(
         fo4,
         timing,
         sram: None,
+        route: None,
         synth_seconds,
     })
 }

@@ -10,6 +10,10 @@
 //!   the worst register-to-register, input and output paths in FO4, and the
 //!   highest clock ([`AreaReport`], [`format_report`], [`format_sweep`],
 //!   [`format_csv`]).
+//! * Place and route ([`run_route_flow`], `sbrp area --route`): the
+//!   netlist placed by graywolf and routed by qrouter through Debian's qflow
+//!   (`constraints/route/`), qrouter's RC trees as SPEF into OpenSTA under
+//!   `constraints/timing/sbrp_pb_routed.sdc` ([`RouteReport`]).
 //! * Formal proofs ([`prove`]): the port-level environment
 //!   `constraints/formal/sbrp_pb_formal.sv` around the unit, turned into AIGER by Yosys
 //!   (`constraints/formal/prove.ys`) and decided by yosys-abc (PDR or BMC) on the real
@@ -33,6 +37,7 @@ mod params_serde;
 mod properties;
 mod prove;
 mod report;
+mod route;
 mod sram;
 mod sta;
 mod sweep;
@@ -56,6 +61,10 @@ pub use prove::{
     ProofRun, ProveOptions, ProveReport, Verdict,
 };
 pub use report::{format_csv, format_report, format_sweep, stage_growth, StageGrowth};
+pub use route::{
+    fmax_of, run_route_flow, Fmax, RouteReport, IO_FRACTION, ROUTED_TARGET_MHZ, ROUTE_FILES,
+    UNCERTAINTY_FRACTION,
+};
 pub use sram::{SramMacro, SramReport, SRAM_MIN_WORDS, SRAM_TECH};
 pub use sta::{PathTiming, TimingReport, PATH_KINDS};
 pub use sweep::{

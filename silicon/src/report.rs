@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::area::AreaReport;
 use crate::error::{Result, SiliconError};
+use crate::route::{first_word, RouteReport, IO_FRACTION, ROUTED_TARGET_MHZ, UNCERTAINTY_FRACTION};
 use crate::sram::SRAM_TECH;
-use crate::sta::PathTiming;
+use crate::sta::{PathTiming, TimingReport};
 use crate::sweep::SWEEP_WARPS;
 
 /// A start or end point without OpenSTA's description of it.
@@ -266,7 +267,81 @@ pub fn format_report(r: &AreaReport) -> String {
             }
         );
     }
+    if let (Some(rt), Some(t)) = (&r.route, &r.timing) {
+        route_lines(&mut s, rt, t);
+    }
     s
+}
+
+/// The `--route` part of the report: the routed fmax first, the zero-wire
+/// figures after it, labelled.
+fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport) {
+    let f = rt.fmax();
+    let u = rt.fmax_unrouted();
+    let _ = writeln!(
+        s,
+        "placed and routed (qflow 1.3: graywolf at density {:.0}%, qrouter; wires from qrouter's RC trees as SPEF into OpenSTA):",
+        100.0 * rt.density
+    );
+    let _ = writeln!(
+        s,
+        "  {} cells on a {:.0} x {:.0} um die; {} nets routed (the clock left ideal), {:.1} pF of wire; place {:.0} s, route {:.0} s",
+        rt.cells,
+        rt.die_width_um,
+        rt.die_height_um,
+        rt.nets_routed,
+        rt.wire_cap_pf,
+        rt.place_seconds,
+        rt.route_seconds
+    );
+    let _ = writeln!(
+        s,
+        "  constraints: ideal clock (no clock tree) with {:.0}% uncertainty; input and output delays {:.0}% of the period each",
+        100.0 * UNCERTAINTY_FRACTION,
+        100.0 * IO_FRACTION
+    );
+    let gap = if f.mhz >= ROUTED_TARGET_MHZ {
+        format!("target {ROUTED_TARGET_MHZ:.0} MHz met")
+    } else {
+        format!(
+            "target {ROUTED_TARGET_MHZ:.0} MHz MISSED by {:.0} MHz",
+            ROUTED_TARGET_MHZ - f.mhz
+        )
+    };
+    let point = |p: &str, b: &Option<String>| match b {
+        Some(b) => format!("{} [{b}]", first_word(p)),
+        None => first_word(p).to_string(),
+    };
+    let _ = writeln!(
+        s,
+        "highest clock after routing: {:.0} MHz (period {:.3} ns, set by the {} path {} -> {}: {:.3} ns to its endpoint, {:.3} ns of it logic and wire); {gap}",
+        f.mhz,
+        f.period_ns,
+        f.limit,
+        point(&f.path.start, &rt.limit_blocks.0),
+        point(&f.path.end, &rt.limit_blocks.1),
+        f.path.arrival_ns,
+        f.path.logic_ns
+    );
+    let _ = writeln!(
+        s,
+        "  zero wire load, same netlist and constraints: {:.0} MHz ({} path {} -> {})",
+        u.mhz,
+        u.limit,
+        first_word(&u.path.start),
+        first_word(&u.path.end)
+    );
+    let _ = writeln!(
+        s,
+        "  zero wire load, ideal clock, no uncertainty, I/O delays 0 (the figure above): {:.0} MHz",
+        zero.fmax_mhz
+    );
+    let _ = writeln!(
+        s,
+        "  worst slack at {:.0} MHz after routing (OpenSTA, uncertainty and I/O delays included): {:.3} ns",
+        1000.0 / rt.routed.period_ns,
+        rt.routed.wns_ns
+    );
 }
 
 /// One row of `area.csv` / `sweep.csv`: numbers as the text report rounds
@@ -555,6 +630,7 @@ mod tests {
                 }
             }),
             sram: None,
+            route: None,
             synth_seconds: 1.0,
         }
     }

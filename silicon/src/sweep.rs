@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::area::{run_area_flow, AreaReport, FLOW_FILES};
 use crate::error::{Result, SiliconError};
 use crate::report::{format_csv, format_report, format_sweep};
+use crate::route::{require_route_tools, run_route_flow, ROUTE_FILES};
 use crate::sram::run_sram;
 
 /// Entries and warps of the sweep (lines 512).
@@ -26,6 +27,9 @@ pub struct AreaOptions {
     /// Also price the deep arrays as OpenRAM SRAM macros (needs the
     /// environment of `scripts/setup.sh --openram`; minutes per macro).
     pub sram: bool,
+    /// Also place and route the netlist and time it with the wires
+    /// (qflow, qrouter; one configuration only, needs `timing`).
+    pub route: bool,
     /// Where to write `report.txt`, the CSV (`area.csv` or `sweep.csv`) and,
     /// for one configuration, [`FLOW_FILES`]; nothing is written when the
     /// flow fails.
@@ -71,10 +75,22 @@ fn in_context(p: &PbParams, e: SiliconError) -> SiliconError {
 /// The area flow of one configuration; with `opts.out`, writes
 /// `report.txt`, `area.csv` and [`FLOW_FILES`] there.
 pub fn area(p: &PbParams, opts: &AreaOptions) -> Result<AreaReport> {
+    if opts.route {
+        if !opts.timing {
+            return Err(SiliconError::Config(
+                "place and route needs timing (--route without --no-timing)".into(),
+            ));
+        }
+        require_route_tools()?;
+    }
     let scratch = Scratch::new("area")?;
     let mut r = run_area_flow(p, scratch.path(), opts.timing).map_err(|e| in_context(p, e))?;
     if opts.sram {
         r.sram = Some(run_sram(&r, scratch.path()).map_err(|e| in_context(p, e))?);
+    }
+    if opts.route {
+        let netlist = scratch.path().join("sbrp_pb_netlist.v");
+        r.route = Some(run_route_flow(scratch.path(), &netlist).map_err(|e| in_context(p, e))?);
     }
     if let Some(out) = &opts.out {
         let text = format!("{}\n", format_report(&r));
@@ -83,7 +99,12 @@ pub fn area(p: &PbParams, opts: &AreaOptions) -> Result<AreaReport> {
         write_atomic(&scratch.path().join("area.csv"), csv.as_bytes())?;
         scratch.publish(
             out,
-            &[&["report.txt", "area.csv"][..], &FLOW_FILES[..]].concat(),
+            &[
+                &["report.txt", "area.csv"][..],
+                &FLOW_FILES[..],
+                &ROUTE_FILES[..],
+            ]
+            .concat(),
         )?;
     }
     Ok(r)

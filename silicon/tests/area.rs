@@ -176,6 +176,7 @@ fn one_configuration_publishes_its_reports() {
     let opts = silicon::AreaOptions {
         timing: false,
         sram: false,
+        route: false,
         out: Some(out.path().join("area")),
     };
     let r = silicon::area(&small(), &opts).expect("area flow");
@@ -265,6 +266,7 @@ fn sram_view_prices_the_deep_arrays_as_macros() {
     let opts = silicon::AreaOptions {
         timing: false,
         sram: true,
+        route: false,
         out: None,
     };
     let r = silicon::area(&p, &opts).expect("area flow with SRAM macros");

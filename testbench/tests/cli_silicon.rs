@@ -162,6 +162,49 @@ fn area_without_tools_or_library_exits_2() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
+/// `sbrp area --route`: refused with --sweep or --no-timing, and a missing
+/// router is named (with its package) before any synthesis; exit 2 and
+/// nothing written. (The routed flow itself: silicon/tests/route.rs.)
+#[test]
+fn area_route_usage_and_missing_router_exit_2() {
+    for bad in [
+        &["area", "--route", "--sweep"][..],
+        &["area", "--route", "--no-timing"],
+    ] {
+        let o = sbrp(bad, &[]);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--route"), "{}", stderr(&o));
+    }
+    for (var, hint) in [
+        ("SBRP_QROUTER", "apt-get install qrouter"),
+        ("SBRP_QFLOW", "apt-get install qflow"),
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let dir = out.path().join("area");
+        let t0 = std::time::Instant::now();
+        let o = sbrp(
+            &[
+                "area",
+                "--entries",
+                "16",
+                "--warps",
+                "4",
+                "--lines",
+                "16",
+                "--route",
+                "--out",
+                dir.to_str().unwrap(),
+            ],
+            &[(var, "/nonexistent/tool")],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(hint), "{}", stderr(&o));
+        assert!(!dir.exists(), "reports written after an error");
+        // refused before synthesis (which takes about 10 s)
+        assert!(t0.elapsed().as_secs() < 5, "{:?}", t0.elapsed());
+    }
+}
+
 /// `sbrp area` on the small unit prints the figures a reviewer reads: the
 /// measured FO4, the stage and I/O paths in FO4, fmax, area per bit and
 /// the memories' ports; and exits 0 (about 10 s).

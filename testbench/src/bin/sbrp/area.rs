@@ -31,6 +31,12 @@ pub struct AreaArgs {
     /// `bash scripts/setup.sh --openram` once, and minutes per macro.
     #[arg(long)]
     sram: bool,
+    /// Also place and route the netlist with qflow (graywolf, qrouter) on
+    /// the same cells and time it with the extracted wires, a 5% clock
+    /// uncertainty and I/O delays of a quarter period (one configuration;
+    /// minutes for small ones, see docs/hardware.md for the default's).
+    #[arg(long, conflicts_with_all = ["sweep", "no_timing"])]
+    route: bool,
 }
 
 pub fn run(a: &AreaArgs) -> Result<Verdict> {
@@ -38,6 +44,7 @@ pub fn run(a: &AreaArgs) -> Result<Verdict> {
     let opts = AreaOptions {
         timing: !a.no_timing,
         sram: a.sram,
+        route: a.route,
         out: a.out.clone(),
     };
     let csv_name = if a.sweep {
