@@ -30,6 +30,7 @@ pub use blocks::{SyncMem, SyncMemMasked};
 pub use pb::SbrpPb;
 
 use rust_hdl::core::prelude::*;
+use sbrp_iface::slices::Slices;
 use sbrp_iface::{ParamError, PbIn, PbOut, PbParams, PbUnit};
 
 /// Name of the top module of the generated Verilog.
@@ -54,38 +55,39 @@ pub enum HdlError {
 /// Calls `$f::<W, WB, IW, LW, A>($p)` for the instance matching the
 /// (validated) parameters `$p`.
 macro_rules! dispatch {
-    ($f:ident, $p:expr) => {{
+    ($f:ident, $p:expr, $s:expr) => {{
+        let s: Slices = $s;
         let p: &PbParams = $p;
         match p.warps {
-            4 => dispatch!(@iw $f, p, 4, 2),
-            8 => dispatch!(@iw $f, p, 8, 3),
-            16 => dispatch!(@iw $f, p, 16, 4),
-            32 => dispatch!(@iw $f, p, 32, 5),
-            64 => dispatch!(@iw $f, p, 64, 6),
+            4 => dispatch!(@iw $f, p, s, 4, 2),
+            8 => dispatch!(@iw $f, p, s, 8, 3),
+            16 => dispatch!(@iw $f, p, s, 16, 4),
+            32 => dispatch!(@iw $f, p, s, 32, 5),
+            64 => dispatch!(@iw $f, p, s, 64, 6),
             _ => unreachable!("validated warps"),
         }
     }};
-    (@iw $f:ident, $p:ident, $w:literal, $wb:literal) => {
+    (@iw $f:ident, $p:ident, $s:ident, $w:literal, $wb:literal) => {
         match $p.idx_bits() {
-            4 => dispatch!(@lw $f, $p, $w, $wb, 4, [4, 5, 6, 7, 8, 9, 10]),
-            5 => dispatch!(@lw $f, $p, $w, $wb, 5, [5, 6, 7, 8, 9, 10]),
-            6 => dispatch!(@lw $f, $p, $w, $wb, 6, [6, 7, 8, 9, 10]),
-            7 => dispatch!(@lw $f, $p, $w, $wb, 7, [7, 8, 9, 10]),
-            8 => dispatch!(@lw $f, $p, $w, $wb, 8, [8, 9, 10]),
-            9 => dispatch!(@lw $f, $p, $w, $wb, 9, [9, 10]),
+            4 => dispatch!(@lw $f, $p, $s, $w, $wb, 4, [4, 5, 6, 7, 8, 9, 10]),
+            5 => dispatch!(@lw $f, $p, $s, $w, $wb, 5, [5, 6, 7, 8, 9, 10]),
+            6 => dispatch!(@lw $f, $p, $s, $w, $wb, 6, [6, 7, 8, 9, 10]),
+            7 => dispatch!(@lw $f, $p, $s, $w, $wb, 7, [7, 8, 9, 10]),
+            8 => dispatch!(@lw $f, $p, $s, $w, $wb, 8, [8, 9, 10]),
+            9 => dispatch!(@lw $f, $p, $s, $w, $wb, 9, [9, 10]),
             _ => unreachable!("validated entries"),
         }
     };
-    (@lw $f:ident, $p:ident, $w:literal, $wb:literal, $iw:literal, [$($lw:literal),+]) => {
+    (@lw $f:ident, $p:ident, $s:ident, $w:literal, $wb:literal, $iw:literal, [$($lw:literal),+]) => {
         match $p.line_bits() {
-            $( $lw => dispatch!(@a $f, $p, $w, $wb, $iw, $lw), )+
+            $( $lw => dispatch!(@a $f, $p, $s, $w, $wb, $iw, $lw), )+
             _ => unreachable!("validated lines"),
         }
     };
-    (@a $f:ident, $p:ident, $w:literal, $wb:literal, $iw:literal, $lw:literal) => {
+    (@a $f:ident, $p:ident, $s:ident, $w:literal, $wb:literal, $iw:literal, $lw:literal) => {
         match $p.actr_bits {
-            4 => $f::<$w, $wb, $iw, $lw, 4>($p),
-            8 => $f::<$w, $wb, $iw, $lw, 8>($p),
+            4 => $f::<$w, $wb, $iw, $lw, 4>($p, $s),
+            8 => $f::<$w, $wb, $iw, $lw, 8>($p, $s),
             _ => unreachable!("validated actr_bits"),
         }
     };
@@ -93,16 +95,18 @@ macro_rules! dispatch {
 
 fn build<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>(
     p: &PbParams,
+    s: Slices,
 ) -> SbrpPb<W, WB, IW, LW, A> {
-    let mut uut = SbrpPb::<W, WB, IW, LW, A>::new(p.window, p.policy);
+    let mut uut = SbrpPb::<W, WB, IW, LW, A>::new(p.window, p.policy).with_slices(s);
     uut.connect_all();
     uut
 }
 
 fn verilog_of<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>(
     p: &PbParams,
+    s: Slices,
 ) -> Result<String, HdlError> {
-    let uut = build::<W, WB, IW, LW, A>(p);
+    let uut = build::<W, WB, IW, LW, A>(p, s);
     check_all(&uut).map_err(|e| HdlError::Check {
         tag: p.tag(),
         detail: format!("{e:?}"),
@@ -115,24 +119,39 @@ fn verilog_of<const W: usize, const WB: usize, const IW: usize, const LW: usize,
 
 fn sim_of<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>(
     p: &PbParams,
+    s: Slices,
 ) -> Box<dyn PbUnit> {
     Box::new(RtlSim {
         p: *p,
-        uut: Box::new(build::<W, WB, IW, LW, A>(p)),
+        latency: s.rsp_latency(),
+        uut: Box::new(build::<W, WB, IW, LW, A>(p, s)),
     })
 }
 
 /// Verilog of the unit with parameters `p`; the top module is `sbrp_pb`, its
 /// sub-modules are `sbrp_pb$<field>`.
 pub fn generate_verilog(p: &PbParams) -> Result<String, HdlError> {
+    generate_verilog_sliced(p, Slices::NONE)
+}
+
+/// Verilog of the unit with parameters `p` and register slices `s` at its
+/// boundary (`docs/microarch.md` §2.1); the same ports, longer latencies.
+pub fn generate_verilog_sliced(p: &PbParams, s: Slices) -> Result<String, HdlError> {
     p.validate()?;
-    dispatch!(verilog_of, p)
+    s.validate()?;
+    dispatch!(verilog_of, p, s)
 }
 
 /// The RTL with parameters `p`, stepped through rust-hdl's simulator.
 pub fn new_sim(p: &PbParams) -> Result<Box<dyn PbUnit>, ParamError> {
+    new_sim_sliced(p, Slices::NONE)
+}
+
+/// [`new_sim`] with register slices `s` (§2.1).
+pub fn new_sim_sliced(p: &PbParams, s: Slices) -> Result<Box<dyn PbUnit>, ParamError> {
     p.validate()?;
-    Ok(dispatch!(sim_of, p))
+    s.validate()?;
+    Ok(dispatch!(sim_of, p, s))
 }
 
 /// rust-hdl names the top module `top` and each sub-module `top$<path>`:
@@ -165,6 +184,8 @@ const SETTLE_ITERS: usize = 1000;
 
 struct RtlSim<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize> {
     p: PbParams,
+    /// Response latency with the slices (§2.1).
+    latency: usize,
     uut: Box<SbrpPb<W, WB, IW, LW, A>>,
 }
 
@@ -184,6 +205,10 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
 {
     fn params(&self) -> &PbParams {
         &self.p
+    }
+
+    fn rsp_latency(&self) -> usize {
+        self.latency
     }
 
     fn step(&mut self, inp: &PbIn) -> PbOut {

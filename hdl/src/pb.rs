@@ -169,6 +169,17 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
     }
 }
 
+impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>
+    SbrpPb<W, WB, IW, LW, A>
+{
+    /// The unit with register slices `s` at its boundary (§2.1): stages of
+    /// the request pipeline (`pipe.rs`).
+    pub fn with_slices(mut self, s: sbrp_iface::slices::Slices) -> Self {
+        self.pipe._slices = s;
+        self
+    }
+}
+
 /// The wiring kernel's Verilog (the same text for every instance: widths are
 /// in the declarations), built by one fixed instance so that only that one
 /// compiles the AST builder; each assignment in its own `always @(*)`.

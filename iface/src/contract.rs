@@ -6,12 +6,18 @@
 //! assumes the same rules; this is their check in simulation, so that a
 //! driver breaking them is reported instead of silently accepted.
 //!
+//! With [`ContractMonitor::checking_unit`] it also checks the unit's side of
+//! requirement 7: a response exactly [`PbUnit::rsp_latency`] cycles after
+//! each request taken, with its warp, and no other.
+//!
 //! The raw fuzz stimulus ([`crate::stimulus::RawStimulus`]) breaks these
 //! rules on purpose (the unit's behaviour is defined for every input): it
 //! is the deliberately bad driver of the monitor's tests.
 
 use std::fmt;
 
+#[cfg(doc)]
+use crate::PbUnit;
 use crate::{consts, Op, PbIn, PbOut, PbParams, RspKind};
 
 /// Which requirement of §2 a driver broke.
@@ -30,6 +36,9 @@ pub enum Rule {
     Ack,
     /// 9: a request from a warp the unit does not have (`req_warp >= W`).
     WarpRange,
+    /// 7, broken by the unit: a response missing, early, unasked for or of
+    /// another warp.
+    Latency,
 }
 
 impl Rule {
@@ -42,6 +51,7 @@ impl Rule {
             Rule::WarpInFlight => 6,
             Rule::Ack => 8,
             Rule::WarpRange => 9,
+            Rule::Latency => 7,
         }
     }
 }
@@ -57,9 +67,14 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let who = if self.rule == Rule::Latency {
+            "the unit"
+        } else {
+            "the driver"
+        };
         write!(
             f,
-            "cycle {}: the driver breaks interface requirement {} (docs/microarch.md §2): {}",
+            "cycle {}: {who} breaks interface requirement {} (docs/microarch.md §2): {}",
             self.cycle,
             self.rule.number(),
             self.detail
@@ -86,8 +101,10 @@ type Taken = (Op, u8, u32);
 #[derive(Clone, Debug)]
 pub struct ContractMonitor {
     warps: u32,
-    /// Requests taken 1, 2 and 3 cycles ago (index 0: last cycle).
-    inflight: [Option<Taken>; consts::RSP_LATENCY],
+    /// Requests taken 1..=latency cycles ago (index 0: last cycle).
+    inflight: Vec<Option<Taken>>,
+    /// Check the unit's responses too (requirement 7).
+    check_unit: bool,
     hooks: Vec<Hook>,
     /// Flushes taken and not yet acknowledged, per epoch.
     unacked: [u32; consts::EPOCHS as usize],
@@ -99,10 +116,19 @@ pub struct ContractMonitor {
 }
 
 impl ContractMonitor {
+    /// A monitor of a unit whose responses come 3 cycles after the request.
     pub fn new(p: &PbParams) -> ContractMonitor {
+        ContractMonitor::with_latency(p, consts::RSP_LATENCY)
+    }
+
+    /// A monitor of a unit whose responses come `latency` cycles after the
+    /// request (3 plus its request and response slices, §2.1).
+    pub fn with_latency(p: &PbParams, latency: usize) -> ContractMonitor {
+        assert!(latency >= consts::RSP_LATENCY, "latency {latency}");
         ContractMonitor {
             warps: p.warps,
-            inflight: [None; consts::RSP_LATENCY],
+            inflight: vec![None; latency],
+            check_unit: false,
             hooks: vec![Hook::Unknown; p.lines as usize],
             unacked: [0; consts::EPOCHS as usize],
             inv_answered: false,
@@ -111,10 +137,17 @@ impl ContractMonitor {
         }
     }
 
+    /// Also checks that the unit answers each request taken, exactly
+    /// `latency` cycles later, with its warp (requirement 7).
+    pub fn checking_unit(mut self) -> ContractMonitor {
+        self.check_unit = true;
+        self
+    }
+
     /// Forgets everything, as the unit does in a reset cycle (for drivers
     /// that reset the unit without showing the monitor the reset cycles).
     pub fn reset(&mut self) {
-        self.inflight = [None; consts::RSP_LATENCY];
+        self.inflight.fill(None);
         self.hooks.fill(Hook::Unknown);
         self.unacked = [0; consts::EPOCHS as usize];
         self.inv_answered = false;
@@ -215,12 +248,44 @@ impl ContractMonitor {
                 },
             );
         }
+        if self.check_unit {
+            let due = self.inflight[self.inflight.len() - 1];
+            let lat = self.inflight.len();
+            match (due, out.rsp_valid) {
+                (Some((op, w, _)), false) => {
+                    return self.violation(
+                        Rule::Latency,
+                        format!("no response to warp {w}'s {op:?} taken {lat} cycles ago"),
+                    )
+                }
+                (None, true) => {
+                    return self.violation(
+                        Rule::Latency,
+                        format!(
+                            "a response to warp {} with no request taken {lat} cycles ago",
+                            out.rsp_warp
+                        ),
+                    )
+                }
+                (Some((op, w, _)), true) if w != out.rsp_warp => {
+                    return self.violation(
+                        Rule::Latency,
+                        format!(
+                        "the response to warp {w}'s {op:?} taken {lat} cycles ago names warp {}",
+                        out.rsp_warp
+                    ),
+                    )
+                }
+                _ => {}
+            }
+        }
         None
     }
 
     fn advance(&mut self, inp: &PbIn, out: &PbOut) {
-        // The response of this cycle answers the request taken 3 cycles ago.
-        if let (true, Some((op, _, line))) = (out.rsp_valid, self.inflight[2]) {
+        // The response of this cycle answers the request taken `latency` cycles ago.
+        let due = self.inflight[self.inflight.len() - 1];
+        if let (true, Some((op, _, line))) = (out.rsp_valid, due) {
             let kind = RspKind::from_bits(out.rsp_kind);
             if let Some(h) = self.hooks.get_mut(line as usize) {
                 match op {
@@ -432,6 +497,46 @@ mod tests {
         assert_eq!(v[0].rule, Rule::InvDone);
         let v = run(&[(done, inv), (PbIn::idle(), inv), (done, inv)]);
         assert_eq!((v.len(), v[0].cycle), (1, 2));
+    }
+
+    /// With a longer latency (register slices, §2.1) the warp's next request
+    /// is legal only after the longer wait; checking the unit, a response
+    /// early, late or missing is reported as the unit's breach of rule 7.
+    #[test]
+    fn the_latency_counts_the_slices_and_the_unit_is_held_to_it() {
+        let mut c = vec![(req(Op::Store, 1, 3), ready())];
+        c.extend((1..5).map(|_| (PbIn::idle(), ready())));
+        c.push((req(Op::OFence, 1, 0), ready())); // cycle 5 < h + 6
+        let mut m = ContractMonitor::with_latency(&params(), 5);
+        let v: Vec<_> = c.iter().filter_map(|(i, o)| m.observe(i, o)).collect();
+        assert_eq!((v.len(), v[0].rule, v[0].cycle), (1, Rule::WarpInFlight, 5));
+        let checked = |lat: usize, rsp_at: usize| {
+            let mut m = ContractMonitor::with_latency(&params(), lat).checking_unit();
+            let mut c = vec![(req(Op::Store, 1, 3), ready())];
+            c.extend((1..8).map(|i| {
+                let o = if i == rsp_at {
+                    rsp(RspKind::Performed, 1, 2)
+                } else {
+                    ready()
+                };
+                (PbIn::idle(), o)
+            }));
+            c.iter()
+                .filter_map(|(i, o)| m.observe(i, o))
+                .collect::<Vec<_>>()
+        };
+        assert!(checked(5, 5).is_empty());
+        for (lat, at, cycle) in [(5, 4, 4), (5, 6, 5), (3, 4, 3)] {
+            let v = checked(lat, at);
+            assert_eq!(
+                (v[0].rule, v[0].cycle),
+                (Rule::Latency, cycle),
+                "{lat} {at}: {v:?}"
+            );
+            assert!(v[0]
+                .to_string()
+                .contains("the unit breaks interface requirement 7"));
+        }
     }
 
     #[test]

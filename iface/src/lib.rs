@@ -10,6 +10,7 @@ use std::fmt;
 pub mod contract;
 pub mod driver;
 pub mod ports;
+pub mod slices;
 pub mod stimulus;
 pub mod vcd;
 
@@ -500,6 +501,11 @@ pub trait PbUnit {
     fn refuses(&self, req: &PbIn) -> bool {
         let _ = req;
         false
+    }
+    /// Cycles from a request taken to its response (§2, requirement 7;
+    /// longer with register slices, §2.1).
+    fn rsp_latency(&self) -> usize {
+        consts::RSP_LATENCY
     }
 }
 

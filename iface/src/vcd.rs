@@ -433,6 +433,9 @@ impl PbUnit for Traced {
     fn probe_values(&self, out: &mut Vec<u64>) {
         self.inner.probe_values(out)
     }
+    fn rsp_latency(&self) -> usize {
+        self.inner.rsp_latency()
+    }
 }
 
 impl Drop for Traced {

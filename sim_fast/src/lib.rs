@@ -6,6 +6,8 @@
 
 pub mod frontend;
 pub mod randgen;
+pub mod sliced;
 pub mod unit;
 
+pub use sliced::SlicedModel;
 pub use unit::{Fault, PbModel};

@@ -157,6 +157,9 @@ impl PbUnit for Lockstep {
     fn state_key(&self, out: &mut Vec<u64>) {
         self.b.state_key(out)
     }
+    fn rsp_latency(&self) -> usize {
+        self.b.rsp_latency()
+    }
 }
 
 /// Every cycle of one unit: (cycle, inputs, outputs).
@@ -175,6 +178,9 @@ impl PbUnit for Recorder {
     }
     fn name(&self) -> &str {
         self.inner.name()
+    }
+    fn rsp_latency(&self) -> usize {
+        self.inner.rsp_latency()
     }
     fn step(&mut self, inp: &PbIn) -> PbOut {
         let o = self.inner.step(inp);

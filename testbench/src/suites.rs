@@ -11,6 +11,7 @@ use std::rc::Rc;
 
 use crate::error::{io, BenchError, Result};
 use sbrp_cosim::{BuildOpts, RtlSource, VerilatedPb};
+use sbrp_iface::slices::Slices;
 use sbrp_iface::stimulus::RawStimulus;
 use sbrp_iface::vcd::{Traced, WaveStatus};
 use sbrp_iface::{PbIn, PbParams, PbUnit};
@@ -18,7 +19,7 @@ use sbrp_sim_fast::frontend::{
     check_fits, DomainKind, FrontEnd, FrontEndConfig, LoadError, NullSink, RunSummary,
 };
 use sbrp_sim_fast::randgen::{generate, RandSpec};
-use sbrp_sim_fast::{Fault, PbModel};
+use sbrp_sim_fast::{Fault, PbModel, SlicedModel};
 use sbrp_trace::{evaluate, parse, Execution, Expect, Expectation, Trace};
 
 use crate::engine::Engine;
@@ -55,6 +56,9 @@ pub struct RunOpts {
     /// here (tests build dozens of configurations and run each briefly); the
     /// `sbrp` command's lockstep runs turn it on.
     pub pgo: bool,
+    /// Register slices at the unit's boundary (`docs/microarch.md` §2.1),
+    /// in the generated RTL and the model alike.
+    pub slices: Slices,
 }
 
 impl RunOpts {
@@ -72,6 +76,7 @@ impl RunOpts {
             record_dir: None,
             random_domain: DomainKind::Hostile,
             pgo: false,
+            slices: Slices::NONE,
         }
     }
 }
@@ -86,7 +91,7 @@ impl Rtl {
         let src = match &opts.rtl {
             Some(p) => RtlSource::File(p.clone()),
             None => RtlSource::Verilog {
-                text: sbrp_hdl::generate_verilog(&opts.params)?,
+                text: sbrp_hdl::generate_verilog_sliced(&opts.params, opts.slices)?,
                 name: "sbrp_pb.v".into(),
             },
         };
@@ -132,7 +137,12 @@ impl Outcome {
 }
 
 fn model(opts: &RunOpts) -> Result<Box<dyn PbUnit>> {
-    Ok(Box::new(PbModel::new(&opts.params)?.with_fault(opts.fault)))
+    let m = PbModel::new(&opts.params)?.with_fault(opts.fault);
+    Ok(if opts.slices.is_none() {
+        Box::new(m)
+    } else {
+        Box::new(SlicedModel::new(m, opts.slices)?)
+    })
 }
 
 /// Waveforms of a run (`--vcd`): per SM, the RTL's and the model's files,
@@ -174,6 +184,10 @@ fn units(
             };
             Ok(match opts.engine {
                 Engine::Model => traced(model(opts)?, model_wave),
+                Engine::RustHdl if !opts.slices.is_none() => traced(
+                    sbrp_hdl::new_sim_sliced(&opts.params, opts.slices)?,
+                    rtl_wave,
+                ),
                 Engine::RustHdl => {
                     traced(crate::make_unit(Engine::RustHdl, &opts.params)?, rtl_wave)
                 }

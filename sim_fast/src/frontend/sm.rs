@@ -32,7 +32,8 @@ pub(super) enum Inv {
     WaitFall,
 }
 
-/// A request taken by the unit, awaiting its response (in order, 3 cycles).
+/// A request taken by the unit, awaiting its response (in order, 3 cycles
+/// plus the register slices, §2.1).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Pending {
     warp: usize,
@@ -75,7 +76,8 @@ impl Sm {
     pub fn new(unit: Box<dyn PbUnit>, domain: Box<dyn PersistenceDomain>, l1_ways: u32) -> Sm {
         Sm {
             l1: L1::new(unit.params().lines, l1_ways),
-            contract: ContractMonitor::new(unit.params()),
+            contract: ContractMonitor::with_latency(unit.params(), unit.rsp_latency())
+                .checking_unit(),
             unit,
             domain,
             warps: vec![],
