@@ -52,6 +52,7 @@ pub fn y_desc(table: &str) -> &'static str {
         "fig7" => "share of SBRP's speedup due to scopes",
         "fig8" => "L1 PM read misses over epoch-far",
         "fig9" => "speedup over epoch-far with eADR",
+        "spb" => "speedup over epoch-far; SBRP over SPB",
         "fig11" | "fig11-campaign" => "recovery cycles over epoch-near",
         _ => "ratio",
     }
