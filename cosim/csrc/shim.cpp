@@ -34,26 +34,26 @@
 class SbrpVcdFile : public VerilatedVcdFile {
   public:
     int fd = -1;
-    std::string error;  // empty while every write succeeded
+    std::string failure;  // empty while every write succeeded
     bool open(const std::string& name) override {
         fd = ::open(name.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0) error = std::strerror(errno);
+        if (fd < 0) failure = std::strerror(errno);
         return fd >= 0;
     }
     void close() override {
-        if (fd >= 0 && ::close(fd) != 0 && error.empty()) error = std::strerror(errno);
+        if (fd >= 0 && ::close(fd) != 0 && failure.empty()) failure = std::strerror(errno);
         fd = -1;
     }
     ssize_t write(const char* bufp, ssize_t len) override {
         ssize_t done = 0;
-        while (error.empty() && fd >= 0 && done < len) {
+        while (failure.empty() && fd >= 0 && done < len) {
             ssize_t got = ::write(fd, bufp + done, len - done);
             if (got > 0) {
                 done += got;
             } else if (got < 0 && (errno == EINTR || errno == EAGAIN)) {
                 continue;
             } else {
-                error = got < 0 ? std::strerror(errno) : "no space left (write returned 0)";
+                failure = got < 0 ? std::strerror(errno) : "no space left (write returned 0)";
             }
         }
         return len;  // a failed trace drops its data; the simulation goes on
@@ -93,8 +93,8 @@ SBRP_EXPORT uint32_t sbrp_pb_trace_open(SbrpPb* m, const char* path, char* err, 
     m->vcd.reset(new VerilatedVcdC(m->file.get()));
     m->top->trace(m->vcd.get(), 99);
     m->vcd->open(path);
-    if (!m->file->error.empty() || !m->vcd->isOpen()) {
-        std::snprintf(err, n, "%s", m->file->error.empty() ? "cannot open" : m->file->error.c_str());
+    if (!m->file->failure.empty() || !m->vcd->isOpen()) {
+        std::snprintf(err, n, "%s", m->file->failure.empty() ? "cannot open" : m->file->failure.c_str());
         m->vcd.reset();
         m->file.reset();
         return 2;
@@ -113,7 +113,7 @@ SBRP_EXPORT uint32_t sbrp_pb_trace_close(SbrpPb* m, char* err, size_t n) {
 #if VM_TRACE
     if (!m->vcd) return 0;
     m->vcd->close();
-    std::string e = m->file->error;
+    std::string e = m->file->failure;
     m->vcd.reset();
     m->file.reset();
     if (!e.empty()) {
