@@ -140,26 +140,37 @@ pub fn bars_svg(t: &Table, y_desc: &str) -> Result<String> {
             ))
             .map_err(|e| plot_err(&e))?;
         let cols: Vec<&str> = t.columns.iter().map(|c| c.as_str()).collect();
-        legend(&strip, &cols, false, marks_note(&marks).as_deref())?;
+        legend(&strip, &cols, Swatch::Bars, marks_note(&marks).as_deref())?;
         root.present().map_err(|e| plot_err(&e))?;
     }
     Ok(svg)
+}
+
+/// How the legend draws each name: a square (bars), a line, or lines and
+/// the thick black geometric mean.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Swatch {
+    Bars,
+    Lines,
+    LinesAndMean,
 }
 
 type Strip<'a, 'b> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 
 /// A legend in one row: a swatch per name (bars: squares; lines: a line,
 /// and a thick black one for the geometric mean), then the marks' note.
-fn legend(strip: &Strip, names: &[&str], lines: bool, note: Option<&str>) -> Result<()> {
+fn legend(strip: &Strip, names: &[&str], swatch: Swatch, note: Option<&str>) -> Result<()> {
+    let lines = swatch != Swatch::Bars;
+    let with_mean = swatch == Swatch::LinesAndMean;
     let mut x = 70;
     let gm = ["gmean"];
-    let all: Vec<&str> = if lines {
+    let all: Vec<&str> = if with_mean {
         names.iter().copied().chain(gm).collect()
     } else {
         names.to_vec()
     };
     for (i, name) in all.iter().enumerate() {
-        let mean = lines && i == names.len();
+        let mean = with_mean && i == names.len();
         let c = if mean {
             BLACK.to_rgba()
         } else {
@@ -250,7 +261,12 @@ pub fn panels_svg(panels: &[Panel]) -> Result<String> {
             .iter()
             .flat_map(|p| stated_for(&p.table.name, &p.table.columns))
             .collect();
-        legend(&strip, &names, true, marks_note(&marks).as_deref())?;
+        legend(
+            &strip,
+            &names,
+            Swatch::LinesAndMean,
+            marks_note(&marks).as_deref(),
+        )?;
         root.present().map_err(|e| err(&e))?;
     }
     Ok(svg)
@@ -353,24 +369,7 @@ pub fn xy_panels_svg(panels: &[XyPanel]) -> Result<String> {
             .first()
             .map(|p| p.series.iter().map(|s| s.0.as_str()).collect())
             .unwrap_or_default();
-        let mut x = 70;
-        for (i, name) in names.iter().enumerate() {
-            let c = Palette99::pick(i).to_rgba();
-            strip
-                .draw(&PathElement::new(
-                    vec![(x, 12), (x + 24, 12)],
-                    c.stroke_width(2),
-                ))
-                .map_err(|e| plot_err(&e))?;
-            strip
-                .draw(&Text::new(
-                    name.to_string(),
-                    (x + 30, 5),
-                    ("sans-serif", 15),
-                ))
-                .map_err(|e| plot_err(&e))?;
-            x += 40 + 9 * name.len() as i32;
-        }
+        legend(&strip, &names, Swatch::Lines, None)?;
         root.present().map_err(|e| plot_err(&e))?;
     }
     Ok(svg)
