@@ -113,15 +113,14 @@ impl Gpu {
         }
     }
 
-    /// A GPU whose SBRP units are the reference model.
+    /// A GPU whose SBRP units are the reference model (or the idealised
+    /// unit, `ideal.unit`).
     pub fn with_model_units(cfg: &GpuConfig) -> Result<Gpu, ConfigError> {
         if !cfg.model.persist().has_unit() {
             return Ok(Gpu::new(cfg, &mut |_| unreachable!("no unit without SBRP")));
         }
         let p = unit_params(cfg)?;
-        Ok(Gpu::new(cfg, &mut |_| {
-            Box::new(sbrp_sim_fast::PbModel::new(p.get()).expect("validated"))
-        }))
+        Ok(Gpu::new(cfg, &mut |_| crate::ideal::model_unit(cfg, &p)))
     }
 
     /// Runs `prog` to its end (or a deadlock, or the cycle limit).

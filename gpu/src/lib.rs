@@ -5,6 +5,7 @@
 pub mod config;
 pub mod flags;
 pub mod gpu;
+pub mod ideal;
 pub mod mem;
 pub mod presets;
 pub mod sm;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use sbrp_gpu::ideal::IdealUnit;
 use sbrp_gpu::{Gpu, GpuConfig, RunReport};
 use sbrp_iface::{PbParams, PbUnit};
 use sbrp_sim_fast::PbModel;
@@ -360,6 +361,34 @@ pub fn build_gpu(
             "--cosim: model {:?} has no persist buffer to shadow (an SBRP preset has)",
             cfg.model
         )));
+    }
+    // The RTL and the unit faults are the v2 unit's; the idealised unit has neither.
+    if sbrp && cfg.ideal.unit {
+        if shadow != Shadow::None {
+            return Err(BenchError::Invalid(
+                "--cosim: ideal.unit = true hosts the idealised unit, which has no RTL".into(),
+            ));
+        }
+        let p = *sbrp_gpu::gpu::unit_params(cfg)
+            .map_err(|e| BenchError::Invalid(e.to_string()))?
+            .get();
+        // Refused before the GPU is built: one unit tells for all.
+        IdealUnit::new(&p, &cfg.ideal)
+            .with_fault(unit_fault)
+            .map_err(|e| BenchError::Invalid(format!("--unit-fault: {e} (ideal.unit = true)")))?;
+        let gpu = Gpu::new(cfg, &mut |_| {
+            Box::new(
+                IdealUnit::new(&p, &cfg.ideal)
+                    .with_fault(unit_fault)
+                    .expect("checked"),
+            )
+        });
+        return Ok(Built {
+            gpu,
+            slot: Rc::new(RefCell::new(None)),
+            shadowed: 0,
+            rtl: None,
+        });
     }
     if let Shadow::First(k) = shadow {
         if k > cfg.core.sms {

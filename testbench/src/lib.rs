@@ -8,6 +8,7 @@ pub mod engine;
 pub mod error;
 pub mod fuzz;
 pub mod gpu_run;
+pub mod ladder;
 pub mod litmus;
 pub mod lockstep;
 pub mod mutate;

@@ -335,6 +335,34 @@ pub struct ArtifactConfig {
     pub pcie_per_channel: bool,
 }
 
+/// The idealised unit of the ladder (`docs/model.md`, "The idealised
+/// unit"; `gpu/src/ideal/`): with `unit`, SBRP's SMs host it instead of the
+/// v2 unit; each other key puts back one of the v2 unit's realism steps.
+/// Defaults: the v2 unit, and the idealised unit at its most ideal.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IdealConfig {
+    /// Host the idealised unit instead of the v2 unit.
+    pub unit: bool,
+    /// Registered ports: requests decided two cycles after they are taken
+    /// and answered in the third, acks and `inv_done` a cycle late,
+    /// outputs showing the state at the start of the cycle (§4.0).
+    pub registered: bool,
+    /// A request that cannot be done now is answered replay (and sent
+    /// again) instead of being refused at, or held in, the port.
+    pub replay: bool,
+    /// Ack epochs: 0 unlimited (a warp waits only for the flushes before
+    /// it), 1 the paper's single ACTR (FSM reset when ACTR is zero), 4 the
+    /// v2 unit's.
+    pub epochs: u32,
+    /// Live ordering entries per warp: 0 unlimited, 2 the v2 unit's.
+    pub ord_queue: u32,
+    /// A gated head persist stops every persist behind it (the v2 unit);
+    /// off, the oldest ungated persist before the first ordering entry
+    /// flushes past it.
+    pub strict_head: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GpuConfig {
@@ -348,6 +376,7 @@ pub struct GpuConfig {
     pub pcie: PcieConfig,
     pub pb: PbConfig,
     pub artifact: ArtifactConfig,
+    pub ideal: IdealConfig,
     /// Cycles a block-scope flag store takes to be seen by another SM (it
     /// orders nothing there; litmus 8) [D].
     pub remote_visibility: u32,
@@ -366,6 +395,7 @@ impl Default for GpuConfig {
             pcie: PcieConfig::default(),
             pb: PbConfig::default(),
             artifact: ArtifactConfig::default(),
+            ideal: IdealConfig::default(),
             remote_visibility: 20,
         }
     }

@@ -84,6 +84,9 @@ impl GpuConfig {
             ("pb.window", self.pb.window, 1, 1 << 16),
             ("pb.actr_bits", self.pb.actr_bits, 1, 32),
             ("remote_visibility", self.remote_visibility, 0, M),
+            // Epoch ids are 8 bits wide in the idealised unit.
+            ("ideal.epochs", self.ideal.epochs, 0, 255),
+            ("ideal.ord_queue", self.ideal.ord_queue, 0, 64),
         ];
         for (key, v, lo, hi) in ints {
             if !(lo..=hi).contains(&v) {
@@ -194,6 +197,25 @@ impl GpuConfig {
         // The PB exists only under SBRP; other models ignore `pb.*`.
         if self.model.persist().has_unit() {
             self.unit_params()?;
+        }
+        // A realism switch without the idealised unit would change nothing.
+        let ideal = &self.ideal;
+        if !ideal.unit && *ideal != super::IdealConfig::default() {
+            let (key, v) = [
+                ("ideal.registered", ideal.registered.to_string()),
+                ("ideal.replay", ideal.replay.to_string()),
+                ("ideal.epochs", ideal.epochs.to_string()),
+                ("ideal.ord_queue", ideal.ord_queue.to_string()),
+                ("ideal.strict_head", ideal.strict_head.to_string()),
+            ]
+            .into_iter()
+            .find(|(_, v)| v != "false" && v != "0")
+            .expect("a key differs from its default");
+            return Err(invalid(
+                key,
+                v,
+                "applies to the idealised unit only (set ideal.unit = true)",
+            ));
         }
         Ok(())
     }

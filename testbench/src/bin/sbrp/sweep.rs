@@ -11,8 +11,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sbrp_testbench::gpu_run::Overrides;
 use sbrp_testbench::plot::png_of_svg;
-use sbrp_testbench::slurm;
 use sbrp_testbench::sweep::{self, fig10, Axis, Common, Plan, PointResult};
+use sbrp_testbench::{ladder, slurm};
 
 use crate::apps::{check_dir, write_all_with};
 use crate::args::{jobs, parse_sets};
@@ -33,10 +33,12 @@ pub struct SweepArgs {
     /// `K1:K2=A1:B1,A2:B2` (repeatable; the grid is the product).
     #[arg(long = "set", value_name = "KEY=V1,V2,...", conflicts_with = "figure")]
     set: Vec<String>,
-    /// A paper figure's sweep instead of a grid: 10 (PB size, NVM
-    /// bandwidth, flush window; SBRP-near over epoch-near).
-    #[arg(long, value_name = "N")]
-    figure: Option<u32>,
+    /// A figure's sweep instead of a grid: `10` (PB size, NVM bandwidth,
+    /// flush window; SBRP-near over epoch-near) or `ladder` (Figure 6's
+    /// SBRP columns from the idealised unit to the v2 unit, one realism
+    /// switch per step).
+    #[arg(long, value_name = "10|ladder")]
+    figure: Option<String>,
     /// Add each point's speedup over the same app and settings under this
     /// preset (which must be among --presets).
     #[arg(long, value_name = "PRESET", conflicts_with = "figure")]
@@ -80,6 +82,12 @@ pub struct SweepArgs {
     array_limit: Option<usize>,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Figure {
+    Ten,
+    Ladder,
+}
+
 fn split(s: &str) -> Vec<String> {
     s.split(',').map(|x| x.trim().to_string()).collect()
 }
@@ -88,9 +96,12 @@ pub fn run(a: &SweepArgs) -> Result<Verdict> {
     if a.shrink == 0 {
         bail!("--shrink 0: at least 1");
     }
-    if let Some(f) = a.figure.filter(|&f| f != 10) {
-        bail!("--figure {f}: only 10 (Figures 6-9 and 11 are `sbrp suite`'s)");
-    }
+    let figure = match a.figure.as_deref() {
+        None => None,
+        Some("10") => Some(Figure::Ten),
+        Some("ladder") => Some(Figure::Ladder),
+        Some(f) => bail!("--figure {f}: 10 or ladder (Figures 6-9 and 11 are `sbrp suite`'s)"),
+    };
     let threads = jobs(a.jobs)?;
     if a.array_limit == Some(0) {
         bail!("--array-limit 0: at least 1");
@@ -131,8 +142,10 @@ pub fn run(a: &SweepArgs) -> Result<Verdict> {
             );
         }
     }
-    let points = if a.figure.is_some() {
+    let points = if figure == Some(Figure::Ten) {
         fig10::points(&names, &common.base)?
+    } else if figure == Some(Figure::Ladder) {
+        ladder::points(&names, &common.base)
     } else {
         let axes = a
             .set
@@ -235,8 +248,18 @@ fn write_tables(
             serde_json::to_string_pretty(&rows)?,
         ),
     ];
-    if a.figure.is_some() {
-        let tables = fig10::tables(names, plan, &out.results, &plan.common.base)?;
+    if let Some(f) = a.figure.as_deref() {
+        let base = &plan.common.base;
+        let (tables, svg, stem) = if f == "ladder" {
+            print!("{}", ladder::legend(base));
+            let t = ladder::tables(names, plan, &out.results, base)?;
+            let svg = ladder::plot(&t)?;
+            (t, svg, "ladder")
+        } else {
+            let t = fig10::tables(names, plan, &out.results, base)?;
+            let svg = fig10::plot(&t)?;
+            (t, svg, "fig10")
+        };
         for t in &tables {
             println!("{}", t.to_text());
             files.push((a.out.join(format!("{}.csv", t.name)), t.to_csv()));
@@ -245,9 +268,8 @@ fn write_tables(
                 serde_json::to_string_pretty(t)?,
             ));
         }
-        let svg = fig10::plot(&tables)?;
-        images.push((a.out.join("fig10.png"), png_of_svg(&svg)?));
-        files.push((a.out.join("fig10.svg"), svg));
+        images.push((a.out.join(format!("{stem}.png")), png_of_svg(&svg)?));
+        files.push((a.out.join(format!("{stem}.svg")), svg));
     } else {
         print_rows(plan, &rows, baseline);
     }
@@ -290,8 +312,8 @@ fn task_argv(a: &SweepArgs, out: &std::path::Path, names: &[String]) -> Result<V
         "--jobs".into(),
         "1".into(),
     ];
-    if let Some(f) = a.figure {
-        v.extend(["--figure".into(), f.to_string()]);
+    if let Some(f) = &a.figure {
+        v.extend(["--figure".into(), f.clone()]);
     }
     if let Some(p) = &a.presets {
         v.extend(["--presets".into(), p.clone()]);
