@@ -208,7 +208,9 @@ fn bad_options_are_refused_with_exit_2_and_nothing_written() {
     let (code, stdout, _) = sbrp(&["reproduce", "--quick", "--list-steps", "--out", o]);
     assert_eq!(code, 0);
     assert!(
-        stdout.contains("crash-scan") && stdout.contains("--shrink 8"),
+        stdout.contains("crash-scan")
+            && stdout.contains("--shrink 8")
+            && stdout.contains("sweep --figure ladder --out ladder"),
         "{stdout}"
     );
     assert!(

@@ -71,10 +71,10 @@ enum Cmd {
     #[command(after_help = EXIT_CODES)]
     Bench(apps::BenchArgs),
     /// Run the six applications under the paper's configurations in
-    /// parallel and print Figures 6-9 and 11.
+    /// parallel and print Figures 6-9 and 11 and the SPB table.
     #[command(after_help = EXIT_CODES)]
     Suite(apps::SuiteArgs),
-    /// Sweep apps x presets over a grid of `--set` values (or Figure 10) in
+    /// Sweep apps x presets over a grid of `--set` values (or Figure 10, or the ladder) in
     /// parallel, each point cached so that a rerun resumes.
     #[command(after_help = EXIT_CODES)]
     Sweep(sweep::SweepArgs),

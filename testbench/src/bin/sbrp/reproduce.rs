@@ -189,6 +189,19 @@ fn steps(a: &ReproduceArgs, apps: &[String], jobs: usize) -> Vec<Step> {
                 Some("fig10"),
             )
         },
+        Step {
+            args: with(
+                &["sweep", "--figure", "ladder", "--out", "ladder", "--jobs", &j],
+                &app_args,
+            ),
+            ..Step::sbrp(
+                "ladder",
+                "The ladder (where SBRP's gain goes)",
+                "Figure 6's SBRP columns from the idealised unit of the paper's section 6 to the v2 unit as built, one realism switch per step, every run checked.",
+                &[],
+                Some("ladder"),
+            )
+        },
     ];
     for app in apps {
         let json = format!("crash/{app}.json");
