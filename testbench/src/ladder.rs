@@ -24,9 +24,10 @@ const EPOCHS: (&str, &str) = ("ideal.epochs", "4");
 const QUEUE: (&str, &str) = ("ideal.ord_queue", "2");
 const STRICT: (&str, &str) = ("ideal.strict_head", "true");
 
-/// The steps, left to right; the last two are beside the ladder: the v2
-/// unit with the artifact's ack point (left out under `--artifact`, which
-/// has it throughout) and the idealised unit with the paper's single ACTR.
+/// The steps, left to right: the rungs up to the v2 unit, then the v2 unit
+/// with the artifact's ack point (left out under `--artifact`, which has it
+/// throughout), and beside the ladder the idealised unit with the paper's
+/// single ACTR.
 pub const STEPS: &[Step] = &[
     Step {
         label: "ideal",
@@ -69,7 +70,7 @@ pub const STEPS: &[Step] = &[
         settings: &[("artifact.ack_at_l2", "true")],
     },
     Step {
-        label: "ideal 1 ACTR",
+        label: BESIDE,
         what: "beside the ladder: the idealised unit with the paper's single ACTR (FSM and EDM reset when ACTR is zero)",
         settings: &[IDEAL, ("ideal.epochs", "1")],
     },
@@ -187,8 +188,30 @@ pub fn tables(
     Ok(out)
 }
 
-/// The three tables as one SVG, a panel each.
+/// The label of the step beside the ladder (not joined to it in the plot).
+pub const BESIDE: &str = "ideal 1 ACTR";
+
+/// The three tables as one SVG, a panel each; the rungs only (a line
+/// through the step beside the ladder would read as one more rung).
 pub fn plot(tables: &[Table]) -> Result<String> {
+    let rungs: Vec<Table> = tables
+        .iter()
+        .map(|t| {
+            let keep: Vec<bool> = t.columns.iter().map(|c| c != BESIDE).collect();
+            let pick = |v: &[Option<f64>]| -> Vec<Option<f64>> {
+                v.iter().zip(&keep).filter(|x| *x.1).map(|x| *x.0).collect()
+            };
+            Table {
+                name: t.name.clone(),
+                title: t.title.clone(),
+                columns: t.columns.iter().filter(|c| *c != BESIDE).cloned().collect(),
+                rows: t.rows.iter().map(|(a, v)| (a.clone(), pick(v))).collect(),
+                arith_mean: pick(&t.arith_mean),
+                geo_mean: pick(&t.geo_mean),
+            }
+        })
+        .collect();
+    let tables = &rungs;
     let y = [
         "SBRP-far speedup over epoch-far",
         "SBRP-near speedup over epoch-far",

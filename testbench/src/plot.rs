@@ -244,9 +244,15 @@ pub fn panels_svg(panels: &[Panel]) -> Result<String> {
     let mut svg = String::new();
     {
         let w = 460 * panels.len().max(1) as u32;
-        let root = SVGBackend::with_string(&mut svg, (w, 480)).into_drawing_area();
+        // Upright labels (many columns) need room below the axis.
+        let extra = if panels.iter().any(|p| p.table.columns.len() > 6) {
+            80
+        } else {
+            0
+        };
+        let root = SVGBackend::with_string(&mut svg, (w, 480 + extra)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
-        let (top, strip) = root.split_vertically(420);
+        let (top, strip) = root.split_vertically(420 + extra);
         let areas = top.split_evenly((1, panels.len().max(1)));
         for (area, p) in areas.iter().zip(panels) {
             draw_panel(area, p).map_err(|e| err(&e))?;
@@ -280,6 +286,8 @@ fn draw_panel(
 ) -> std::result::Result<(), DrawingAreaErrorKind<std::io::Error>> {
     let t = p.table;
     let n = t.columns.len();
+    // Many columns (the ladder's steps): labels turned upright.
+    let upright = n > 6;
     let all: Vec<f64> = t
         .rows
         .iter()
@@ -298,23 +306,41 @@ fn draw_panel(
     let mut chart = ChartBuilder::on(area)
         .caption(&t.name, ("sans-serif", 18))
         .margin(12)
-        .x_label_area_size(45)
+        .x_label_area_size(if upright { 100 } else { 45 })
         .y_label_area_size(55)
         .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), (lo - pad)..(hi + pad))?;
     let cols = t.columns.clone();
     let label = move |x: &f64| {
         let i = x.round();
         let ok = (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cols.len();
-        if ok {
-            cols[i as usize].clone()
-        } else {
+        if !ok {
             String::new()
+        } else if upright {
+            // Clear of the tick mark.
+            format!("\u{a0}\u{a0}\u{a0}\u{a0}{}", cols[i as usize])
+        } else {
+            cols[i as usize].clone()
         }
+    };
+    let x_style = if upright {
+        TextStyle::from(
+            ("sans-serif", 12)
+                .into_font()
+                .transform(FontTransform::Rotate90),
+        )
+        .pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Left,
+            plotters::style::text_anchor::VPos::Center,
+        ))
+    } else {
+        TextStyle::from(("sans-serif", 12).into_font())
     };
     chart
         .configure_mesh()
         .x_labels(n)
         .x_label_formatter(&label)
+        .x_label_style(x_style)
+        .axis_desc_style(("sans-serif", 12))
         .x_desc(p.x_desc)
         .y_desc(p.y_desc)
         .disable_x_mesh()
