@@ -17,6 +17,9 @@
 //! `2c+1` sample is written when cycle `c+1` arrives: the last cycle's edge
 //! shows the clock only. Values are written only when they change.
 //!
+//! The file is written with the `vcd` crate's writer (the bench reads
+//! waveforms with its parser, `sbrp wavediff`).
+//!
 //! [`Traced`] wraps any [`PbUnit`] and writes its waveform while it runs. A
 //! write error (e.g. a full disk) stops the waveform, removes the partial
 //! file and is kept in a [`WaveStatus`] shared by the run; it never stops or
@@ -28,6 +31,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+
+use vcd::{IdCode, SimulationCommand, TimescaleUnit, Value, VarType};
 
 use crate::ports::{self, Dir, N_IN, PORTS};
 use crate::{PbIn, PbOut, PbParams, PbUnit, Probe};
@@ -62,24 +67,17 @@ impl std::error::Error for WaveError {
 /// VCD variable kind of a signal: vectors are `integer`, because viewers
 /// name an `integer` without a bit range (GTKWave calls a 9-bit `wire`
 /// `flush_line[8:0]`), so a saved view fits every parameter set.
-fn kind(width: u32) -> &'static str {
+fn kind(width: u32) -> VarType {
     if width == 1 {
-        "wire"
+        VarType::Wire
     } else {
-        "integer"
+        VarType::Integer
     }
 }
 
-/// VCD identifier of signal `i` (printable ASCII, base 94).
-fn id(mut i: usize) -> String {
-    let mut s = String::new();
-    loop {
-        s.push((b'!' + (i % 94) as u8) as char);
-        i /= 94;
-        if i == 0 {
-            return s;
-        }
-    }
+/// VCD identifier of signal `i` (clock, ports, probes: in declaration order).
+fn id(i: usize) -> IdCode {
+    IdCode::from(i as u64)
 }
 
 /// Which signals a dump looks at.
@@ -93,7 +91,7 @@ enum Which {
 
 /// Writes one waveform file, cycle by cycle.
 pub struct WaveWriter {
-    w: Option<BufWriter<File>>,
+    w: Option<vcd::Writer<BufWriter<File>>>,
     path: PathBuf,
     /// Port widths, in [`PORTS`] order.
     widths: Vec<u32>,
@@ -127,7 +125,7 @@ impl WaveWriter {
         let n = all_widths.len();
         let edge = |i: usize| i > PORTS.len() || (i >= 1 && PORTS[i - 1].registered);
         let mut me = WaveWriter {
-            w: Some(BufWriter::new(f)),
+            w: Some(vcd::Writer::new(BufWriter::new(f))),
             path: path.to_path_buf(),
             widths,
             probe_widths,
@@ -147,7 +145,7 @@ impl WaveWriter {
         &self.path
     }
 
-    fn out(&mut self) -> std::io::Result<&mut BufWriter<File>> {
+    fn out(&mut self) -> std::io::Result<&mut vcd::Writer<BufWriter<File>>> {
         self.w
             .as_mut()
             .ok_or_else(|| std::io::Error::other("the waveform was abandoned after an error"))
@@ -168,54 +166,43 @@ impl WaveWriter {
     fn header(&mut self, p: &PbParams, probes: &[Probe]) -> std::io::Result<()> {
         let widths = self.widths.clone();
         let w = self.out()?;
-        writeln!(w, "$version sbrp-iface waveform ({}) $end", p.tag())?;
-        writeln!(w, "$comment one cycle c = 2 time units: inputs and decisions at 2c, clock edge and registered state at 2c+1 $end")?;
-        writeln!(w, "$timescale 1ns $end")?;
-        writeln!(w, "$scope module {SCOPE} $end")?;
-        writeln!(w, "$var wire 1 {} {} $end", id(0), ports::CLOCK)?;
+        w.version(&format!("sbrp-iface waveform ({})", p.tag()))?;
+        w.comment("one cycle c = 2 time units: inputs and decisions at 2c, clock edge and registered state at 2c+1")?;
+        w.timescale(1, TimescaleUnit::NS)?;
+        w.add_module(SCOPE)?;
+        w.var_def(VarType::Wire, 1, id(0), ports::CLOCK, None)?;
         for (i, (port, width)) in PORTS.iter().zip(&widths).enumerate() {
-            writeln!(
-                w,
-                "$var {} {width} {} {} $end",
-                kind(*width),
-                id(1 + i),
-                port.name
-            )?;
+            w.var_def(kind(*width), *width, id(1 + i), port.name, None)?;
         }
         let mut open: Vec<&str> = Vec::new();
         for (k, pr) in probes.iter().enumerate() {
             let want: Vec<&str> = pr.scope.split('.').filter(|s| !s.is_empty()).collect();
             let common = open.iter().zip(&want).take_while(|(a, b)| a == b).count();
             for _ in common..open.len() {
-                writeln!(w, "$upscope $end")?;
+                w.upscope()?;
             }
             open.truncate(common);
             for s in &want[common..] {
-                writeln!(w, "$scope module {s} $end")?;
+                w.add_module(s)?;
                 open.push(s);
             }
             let width = pr.width.clamp(1, 64);
-            writeln!(
-                w,
-                "$var {} {width} {} {} $end",
-                kind(width),
-                id(1 + PORTS.len() + k),
-                pr.name
-            )?;
+            w.var_def(kind(width), width, id(1 + PORTS.len() + k), &pr.name, None)?;
         }
         for _ in &open {
-            writeln!(w, "$upscope $end")?;
+            w.upscope()?;
         }
-        writeln!(w, "$upscope $end")?;
-        writeln!(w, "$enddefinitions $end")?;
-        Ok(())
+        w.upscope()?;
+        w.enddefinitions()
     }
 
-    fn value(w: &mut impl Write, width: u32, v: u64, i: usize) -> std::io::Result<()> {
+    fn value(w: &mut vcd::Writer<impl Write>, width: u32, v: u64, i: usize) -> std::io::Result<()> {
         if width == 1 {
-            writeln!(w, "{}{}", v & 1, id(i))
+            w.change_scalar(id(i), v & 1 == 1)
         } else {
-            writeln!(w, "b{:b} {}", v, id(i))
+            // The bits from the highest set one down (no leading zeros).
+            let top = 64 - v.leading_zeros().min(63);
+            w.change_vector(id(i), (0..top).rev().map(|b| Value::from(v >> b & 1 == 1)))
         }
     }
 
@@ -283,23 +270,25 @@ impl WaveWriter {
         match self.prev {
             Some(pc) if pc + 1 == c => {
                 // The edge of the previous cycle, with the state after it.
-                writeln!(self.out()?, "#{}", 2 * c - 1)?;
+                self.out()?.timestamp(2 * c - 1)?;
                 now[0] = 1;
                 self.dump(&now, Which::Clock, false)?;
                 now[0] = 0;
                 self.dump(&now, Which::Edge, false)?;
-                writeln!(self.out()?, "#{}", 2 * c)?;
+                self.out()?.timestamp(2 * c)?;
                 self.dump(&now, Which::Cycle, false)?;
             }
             prev => {
                 if let Some(pc) = prev {
-                    writeln!(self.out()?, "#{}\n1{}", 2 * pc + 1, id(0))?;
+                    let w = self.out()?;
+                    w.timestamp(2 * pc + 1)?;
+                    w.change_scalar(id(0), true)?;
                 }
                 let w = self.out()?;
-                writeln!(w, "#{}", 2 * c)?;
-                writeln!(w, "$dumpvars")?;
+                w.timestamp(2 * c)?;
+                w.begin(SimulationCommand::Dumpvars)?;
                 self.dump(&now, Which::All, true)?;
-                writeln!(self.out()?, "$end")?;
+                self.out()?.end()?;
             }
         }
         self.prev = Some(c);
@@ -315,15 +304,18 @@ impl WaveWriter {
 
     fn finish_io(&mut self) -> std::io::Result<()> {
         if let Some(pc) = self.prev {
-            writeln!(self.out()?, "#{}\n1{}\n#{}", 2 * pc + 1, id(0), 2 * pc + 2)?;
+            let w = self.out()?;
+            w.timestamp(2 * pc + 1)?;
+            w.change_scalar(id(0), true)?;
+            w.timestamp(2 * pc + 2)?;
         }
-        let w = self
+        let mut w = self
             .w
             .take()
             .ok_or_else(|| std::io::Error::other("abandoned"))?;
         // A write error shows at the flush; no fsync: a waveform need not
         // be durable, and a run may write many.
-        w.into_inner().map_err(|e| e.into_error())?;
+        w.flush()?;
         Ok(())
     }
 }
