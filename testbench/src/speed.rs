@@ -67,7 +67,7 @@ fn thread_cpu_secs() -> Option<f64> {
     };
     // SAFETY: `ts` is a valid, writable timespec.
     let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    (r == 0).then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+    (r == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
 /// Wall and thread CPU seconds of `f`.
