@@ -9,7 +9,6 @@
 //! table (`sbrp_iface::ports`, docs/microarch.md §2).
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::fmt;
 use std::io::Write;
 use std::path::Path;
@@ -80,7 +79,9 @@ pub struct Lockstep {
     pub b: Box<dyn PbUnit>,
     sm: u32,
     cycle: u64,
-    recent: VecDeque<(u64, PbIn, PbOut, PbOut)>,
+    /// The last [`HISTORY`] cycles, cycle `c` at `c % HISTORY` (a ring
+    /// written in place: one copy per cycle, no queue bookkeeping).
+    recent: Box<[(u64, PbIn, PbOut, PbOut); HISTORY]>,
     slot: MismatchSlot,
     name: String,
 }
@@ -99,7 +100,7 @@ impl Lockstep {
             b,
             sm,
             cycle: 0,
-            recent: VecDeque::with_capacity(HISTORY + 1),
+            recent: Box::new([(0, PbIn::default(), PbOut::default(), PbOut::default()); HISTORY]),
             slot,
             name,
         }
@@ -107,6 +108,26 @@ impl Lockstep {
 
     pub fn cycles(&self) -> u64 {
         self.cycle
+    }
+
+    /// Keeps the first divergence (this cycle's), with the cycles before it.
+    #[cold]
+    #[inline(never)]
+    fn report(&self, oa: &PbOut, ob: &PbOut) {
+        if self.slot.borrow().is_some() {
+            return;
+        }
+        let first = (self.cycle + 1).saturating_sub(HISTORY as u64);
+        let recent = (first..=self.cycle)
+            .map(|c| self.recent[c as usize % HISTORY])
+            .collect();
+        *self.slot.borrow_mut() = Some(Mismatch {
+            sm: self.sm,
+            cycle: self.cycle,
+            diffs: diff(oa, ob),
+            names: (self.a.name().to_string(), self.b.name().to_string()),
+            recent,
+        });
     }
 }
 
@@ -130,18 +151,9 @@ impl PbUnit for Lockstep {
     fn step(&mut self, inp: &PbIn) -> PbOut {
         let oa = self.a.step(inp);
         let ob = self.b.step(inp);
-        if self.recent.len() == HISTORY {
-            self.recent.pop_front();
-        }
-        self.recent.push_back((self.cycle, *inp, oa, ob));
-        if oa != ob && self.slot.borrow().is_none() {
-            *self.slot.borrow_mut() = Some(Mismatch {
-                sm: self.sm,
-                cycle: self.cycle,
-                diffs: diff(&oa, &ob),
-                names: (self.a.name().to_string(), self.b.name().to_string()),
-                recent: self.recent.iter().copied().collect(),
-            });
+        self.recent[self.cycle as usize % HISTORY] = (self.cycle, *inp, oa, ob);
+        if oa != ob {
+            self.report(&oa, &ob);
         }
         self.cycle += 1;
         oa

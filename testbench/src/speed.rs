@@ -1,6 +1,7 @@
 //! Speed of the reference model (`sbrp bench-unit`): the timed loops and the
 //! stimuli they replay. Stimulus is generated before timing, so only the
-//! unit is timed.
+//! unit is timed. Each run is timed twice: wall clock, and the timing
+//! thread's CPU time, which a shared machine's other load does not inflate.
 
 use std::time::Instant;
 
@@ -35,6 +36,8 @@ impl Stimulus {
 pub struct ModelTiming {
     pub cycles: u64,
     pub secs: f64,
+    /// CPU time of the timing thread over the same span (None: unavailable).
+    pub cpu_secs: Option<f64>,
     /// Share of the stimulus's cycles that carry a request.
     pub busy: f64,
     pub flushes: u64,
@@ -45,6 +48,8 @@ pub struct ModelTiming {
 pub struct LockstepTiming {
     pub cycles: u64,
     pub secs: f64,
+    /// CPU time of the timing thread over the same span (None: unavailable).
+    pub cpu_secs: Option<f64>,
     /// The first divergence, if any (the run stops there).
     pub mismatch: Option<Mismatch>,
 }
@@ -54,15 +59,44 @@ fn rate(cycles: u64, secs: f64) -> f64 {
     cycles as f64 / secs
 }
 
+/// CPU seconds the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu_secs() -> Option<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (r == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+/// Wall and thread CPU seconds of `f`.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64, Option<f64>) {
+    let c0 = thread_cpu_secs();
+    let t = Instant::now();
+    let r = f();
+    let secs = t.elapsed().as_secs_f64();
+    let cpu = thread_cpu_secs().zip(c0).map(|(b, a)| b - a);
+    (r, secs, cpu)
+}
+
 impl ModelTiming {
     pub fn rate(&self) -> f64 {
         rate(self.cycles, self.secs)
+    }
+    /// Cycles per CPU second of the timing thread.
+    pub fn cpu_rate(&self) -> Option<f64> {
+        self.cpu_secs.map(|c| rate(self.cycles, c))
     }
 }
 
 impl LockstepTiming {
     pub fn rate(&self) -> f64 {
         rate(self.cycles, self.secs)
+    }
+    /// Cycles per CPU second of the timing thread.
+    pub fn cpu_rate(&self) -> Option<f64> {
+        self.cpu_secs.map(|c| rate(self.cycles, c))
     }
 }
 
@@ -97,12 +131,11 @@ pub fn time_model(p: &PbParams, which: Stimulus, cycles: u64) -> Result<ModelTim
         Stimulus::Raw => raw_ring(p, 1 << 16)?,
     };
     let mut m = PbModel::new(p)?;
-    let t = Instant::now();
-    let flushes = step_model(&mut m, &inputs, cycles);
-    let secs = t.elapsed().as_secs_f64();
+    let (flushes, secs, cpu_secs) = timed(|| step_model(&mut m, &inputs, cycles));
     Ok(ModelTiming {
         cycles,
         secs,
+        cpu_secs,
         busy: inputs.iter().filter(|i| i.req_valid).count() as f64 / inputs.len() as f64,
         flushes,
     })
@@ -117,12 +150,11 @@ pub fn time_lockstep(p: &PbParams, cycles: u64) -> Result<LockstepTiming> {
     };
     let rtl = Rtl::build(&opts)?;
     let (a, b) = crate::suites::rtl_and_model(&opts, &rtl)?;
-    let t = Instant::now();
-    let mismatch = run_fuzz(7, cycles, a, b);
-    let secs = t.elapsed().as_secs_f64();
+    let (mismatch, secs, cpu_secs) = timed(|| run_fuzz(7, cycles, a, b));
     Ok(LockstepTiming {
         cycles,
         secs,
+        cpu_secs,
         mismatch,
     })
 }
