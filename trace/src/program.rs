@@ -330,36 +330,29 @@ pub fn check_instr(i: &Instr) -> Result<(), String> {
                     ));
                 }
             }
+            // A strided access whose lowest and highest active lanes lie
+            // below the limit without wrapping has every lane there (the
+            // lanes' addresses are monotone between them); else find the
+            // first lane that does not, in lane order.
+            let limit = ADDR_END - *size as u64;
+            if let Addrs::Strided { base, stride } = addrs {
+                let at = |l: u32| *base as i128 + l as i128 * *stride as i128;
+                let (lo, hi) = (mask.trailing_zeros(), 31 - mask.leading_zeros());
+                let ok = |a: i128| (0..=limit as i128).contains(&a);
+                if ok(at(lo)) && ok(at(hi)) {
+                    return check_values(i, *mask, *size, active);
+                }
+            }
             let lanes = (0..WARP_LANES).filter(|l| mask >> l & 1 == 1);
             for (r, l) in lanes.enumerate() {
                 let a = addrs.lane(l, r);
-                if a > ADDR_END - *size as u64 {
+                if a > limit {
                     return Err(format!(
                         "lane {l}'s access at {a:#x} reaches the reserved top of the address space (from {ADDR_END:#x})"
                     ));
                 }
             }
-            if let Instr::St { values, .. } = i {
-                if let Values::List(v) = values {
-                    if v.len() != active {
-                        return Err(format!(
-                            "value list has {} entries but mask {mask:#x} has {active} active lanes",
-                            v.len()
-                        ));
-                    }
-                }
-                if *size < 8 {
-                    let limit = 1u64 << (8 * *size as u32);
-                    if let Some((r, v)) = (0..active)
-                        .filter_map(|r| values.get(r).map(|v| (r, v)))
-                        .find(|(_, v)| *v >= limit)
-                    {
-                        return Err(format!(
-                            "value {v} of lane rank {r} does not fit size {size}"
-                        ));
-                    }
-                }
-            }
+            return check_values(i, *mask, *size, active);
         }
         Instr::PAcq { flag, .. } | Instr::PRel { flag, .. } => {
             if flag % FLAG_ALIGN != 0 {
@@ -386,6 +379,40 @@ pub fn check_instr(i: &Instr) -> Result<(), String> {
             ));
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// A store's values (`check_instr`): one per active lane, each fitting the size.
+fn check_values(i: &Instr, mask: u32, size: u8, active: usize) -> Result<(), String> {
+    let Instr::St { values, .. } = i else {
+        return Ok(());
+    };
+    if let Values::List(v) = values {
+        if v.len() != active {
+            return Err(format!(
+                "value list has {} entries but mask {mask:#x} has {active} active lanes",
+                v.len()
+            ));
+        }
+    }
+    if size < 8 && !matches!(values, Values::Unknown) {
+        let limit = 1u64 << (8 * size as u32);
+        // A sequence that does not wrap grows: its last value is its largest.
+        if let Values::Seq { first, step } = *values {
+            let last = first as u128 + (active as u128 - 1) * step as u128;
+            if last < limit as u128 {
+                return Ok(());
+            }
+        }
+        if let Some((r, v)) = (0..active)
+            .filter_map(|r| values.get(r).map(|v| (r, v)))
+            .find(|(_, v)| *v >= limit)
+        {
+            return Err(format!(
+                "value {v} of lane rank {r} does not fit size {size}"
+            ));
+        }
     }
     Ok(())
 }

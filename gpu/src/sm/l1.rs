@@ -157,12 +157,21 @@ impl L1 {
         self.mark(slot);
     }
 
+    // One set (the fully associative L1 of every preset): no division.
     fn set_of_slot(&self, slot: usize) -> usize {
-        slot / self.assoc as usize
+        if self.sets == 1 {
+            0
+        } else {
+            slot / self.assoc as usize
+        }
     }
 
     fn set_of_line(&self, line: u64) -> usize {
-        (line % self.sets as u64) as usize
+        if self.sets == 1 {
+            0
+        } else {
+            (line % self.sets as u64) as usize
+        }
     }
 
     fn unlink(&mut self, slot: usize) {

@@ -65,6 +65,18 @@ fn ordering_instr(i: &Instr) -> bool {
     )
 }
 
+/// The round robin's next start after warp `w` of `n` (`w < n`): `(w + 1) % n`
+/// without a division, which costs more than the rest of a visit's pick.
+#[inline]
+fn next_rr(w: usize, n: usize) -> usize {
+    debug_assert!(w < n);
+    if w + 1 >= n {
+        0
+    } else {
+        w + 1
+    }
+}
+
 /// A fault injected into the model (negative controls: the checks must
 /// catch it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -491,7 +503,10 @@ impl Sm {
         warp.instrs += 1;
         self.stats.instrs += 1;
         let done = warp.advance();
-        self.sync(w);
+        // A ready warp that goes on stays ready: its masks are in step.
+        if done || self.warps[w].state() != WState::Ready {
+            self.sync(w);
+        }
         if done {
             let warp = &self.warps[w];
             // The CTA's barrier may now be complete.
@@ -553,7 +568,7 @@ impl Sm {
             }
             if self.exec(cx, w) {
                 issued += 1;
-                self.rr = (w + 1) % n;
+                self.rr = next_rr(w, n);
             }
         }
     }

@@ -204,7 +204,7 @@ impl Sm {
                     stop = true;
                     break;
                 }
-                rr = (w + 1) % n;
+                rr = super::next_rr(w, n);
                 req = id;
                 // Taken (before the oldest is answered, as in `unit_cycle`).
                 unitreq &= !(1u64 << w);

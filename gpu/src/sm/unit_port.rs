@@ -286,7 +286,7 @@ impl Sm {
             bits &= bits - 1;
             let w = (rr + k) % 64;
             if let Some(r) = self.request_of(cx, w) {
-                self.unit_state.req_rr = (w + 1) % n;
+                self.unit_state.req_rr = super::next_rr(w, n);
                 req = Some(r);
                 break;
             }

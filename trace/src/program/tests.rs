@@ -990,3 +990,72 @@ fn the_top_of_the_address_space_is_refused() {
     };
     assert!(check_instr(&i).unwrap_err().contains("reserved top"));
 }
+
+/// `check_instr`'s shortcuts (a strided access's end lanes, a value
+/// sequence's last value) give the verdict and message of the lane by lane
+/// check, which an address list and a value list always take.
+#[test]
+fn check_instr_shortcuts_agree_with_lane_by_lane() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for n in 0..20_000 {
+        let r = rnd();
+        let base = match r % 4 {
+            0 => rnd() % 0x1_0000,
+            1 => ADDR_END - rnd() % 0x2000,
+            2 => u64::MAX - rnd() % 0x2000,
+            _ => rnd(),
+        };
+        let stride = match (r >> 8) % 4 {
+            0 => (rnd() % 64) as i64 - 32,
+            1 => (rnd() % 0x800) as i64 - 0x400,
+            // Large, but 31 lanes' offset fits an i64 (`Addrs::lane`).
+            2 => (rnd() >> 6) as i64 * if rnd() & 1 == 0 { 1 } else { -1 },
+            _ => 4,
+        };
+        let mask = match (r >> 16) % 3 {
+            0 => u32::MAX,
+            _ => (rnd() as u32).max(1),
+        };
+        let size = SIZES[(r >> 24) as usize % SIZES.len()];
+        let (first, step) = match (r >> 32) % 3 {
+            0 => (rnd() % 0x100, rnd() % 8),
+            1 => (rnd() % 0x1_0000, rnd() % 0x800),
+            _ => (rnd(), rnd()),
+        };
+        let active = mask.count_ones() as usize;
+        let lanes: Vec<u32> = (0..32).filter(|l| mask >> l & 1 == 1).collect();
+        let addrs = Addrs::Strided { base, stride };
+        let list = Addrs::List(
+            lanes
+                .iter()
+                .enumerate()
+                .map(|(k, &l)| addrs.lane(l, k))
+                .collect(),
+        );
+        let seq = Values::Seq { first, step };
+        let vals = Values::List((0..active).map(|k| seq.get(k).unwrap()).collect());
+        let st = |addrs: &Addrs, values: &Values| Instr::St {
+            space: Space::Pm,
+            size,
+            mask,
+            addrs: addrs.clone(),
+            values: values.clone(),
+        };
+        assert_eq!(
+            check_instr(&all(Space::Global, size, mask, addrs.clone())),
+            check_instr(&all(Space::Global, size, mask, list.clone())),
+            "case {n}: load at {base:#x} stride {stride} mask {mask:#x} size {size}"
+        );
+        assert_eq!(
+            check_instr(&st(&addrs, &seq)),
+            check_instr(&st(&list, &vals)),
+            "case {n}: store at {base:#x} stride {stride} mask {mask:#x} size {size}, values {first} + {step} r"
+        );
+    }
+}
