@@ -329,16 +329,6 @@ mod tests {
         }
     }
 
-    fn req(op: Op, warp: u8, line: u32) -> PbIn {
-        PbIn {
-            req_valid: true,
-            req_op: op as u8,
-            req_warp: warp,
-            req_line: line,
-            ..PbIn::idle()
-        }
-    }
-
     fn ready() -> PbOut {
         PbOut {
             req_ready: true,
@@ -368,11 +358,11 @@ mod tests {
     #[test]
     fn a_second_request_of_a_warp_in_flight_is_reported() {
         for gap in 1..=4u64 {
-            let mut c = vec![(req(Op::Store, 1, 3), ready())];
+            let mut c = vec![(PbIn::req(Op::Store, 1, 3), ready())];
             for _ in 1..gap {
                 c.push((PbIn::idle(), ready()));
             }
-            c.push((req(Op::OFence, 1, 0), ready()));
+            c.push((PbIn::req(Op::OFence, 1, 0), ready()));
             let v = run(&c);
             if gap < 4 {
                 assert_eq!(v.len(), 1, "gap {gap}: {v:?}");
@@ -385,13 +375,13 @@ mod tests {
         // another warp may issue at once; a request not taken (req_ready
         // low) is not in flight
         assert!(run(&[
-            (req(Op::Store, 1, 3), ready()),
-            (req(Op::OFence, 2, 0), ready())
+            (PbIn::req(Op::Store, 1, 3), ready()),
+            (PbIn::req(Op::OFence, 2, 0), ready())
         ])
         .is_empty());
         assert!(run(&[
-            (req(Op::Store, 1, 3), PbOut::default()),
-            (req(Op::Store, 1, 4), ready())
+            (PbIn::req(Op::Store, 1, 3), PbOut::default()),
+            (PbIn::req(Op::Store, 1, 4), ready())
         ])
         .is_empty());
     }
@@ -399,16 +389,16 @@ mod tests {
     #[test]
     fn a_second_request_for_a_line_in_flight_is_reported() {
         let v = run(&[
-            (req(Op::Store, 1, 3), ready()),
+            (PbIn::req(Op::Store, 1, 3), ready()),
             (PbIn::idle(), ready()),
-            (req(Op::Evict, 2, 3), ready()),
+            (PbIn::req(Op::Evict, 2, 3), ready()),
         ]);
         assert_eq!(v.len(), 1);
         assert_eq!((v[0].rule, v[0].cycle), (Rule::LineInFlight, 2));
         // an ordering op's line field names no line
         assert!(run(&[
-            (req(Op::OFence, 1, 3), ready()),
-            (req(Op::Store, 2, 3), ready())
+            (PbIn::req(Op::OFence, 1, 3), ready()),
+            (PbIn::req(Op::Store, 2, 3), ready())
         ])
         .is_empty());
     }
@@ -420,7 +410,7 @@ mod tests {
         let hooked = |pbv, idx| PbIn {
             req_pbv: pbv,
             req_pbidx: idx,
-            ..req(Op::Store, 2, 5)
+            ..PbIn::req(Op::Store, 2, 5)
         };
         let mut c = vec![
             (hooked(true, 9), ready()), // unknown: accepted
@@ -438,7 +428,7 @@ mod tests {
         let v = run(&c);
         assert_eq!((v.len(), v[0].rule, v[0].cycle), (1, Rule::Hook, 4));
         // after an eviction of the line, no hook
-        let mut e = vec![(req(Op::Evict, 2, 5), ready())];
+        let mut e = vec![(PbIn::req(Op::Evict, 2, 5), ready())];
         e.extend([(PbIn::idle(), ready()), (PbIn::idle(), ready())]);
         e.push((PbIn::idle(), rsp(RspKind::Performed, 2, 0)));
         e.push((hooked(true, 7), ready()));
@@ -504,15 +494,15 @@ mod tests {
     /// early, late or missing is reported as the unit's breach of rule 7.
     #[test]
     fn the_latency_counts_the_slices_and_the_unit_is_held_to_it() {
-        let mut c = vec![(req(Op::Store, 1, 3), ready())];
+        let mut c = vec![(PbIn::req(Op::Store, 1, 3), ready())];
         c.extend((1..5).map(|_| (PbIn::idle(), ready())));
-        c.push((req(Op::OFence, 1, 0), ready())); // cycle 5 < h + 6
+        c.push((PbIn::req(Op::OFence, 1, 0), ready())); // cycle 5 < h + 6
         let mut m = ContractMonitor::with_latency(&params(), 5);
         let v: Vec<_> = c.iter().filter_map(|(i, o)| m.observe(i, o)).collect();
         assert_eq!((v.len(), v[0].rule, v[0].cycle), (1, Rule::WarpInFlight, 5));
         let checked = |lat: usize, rsp_at: usize| {
             let mut m = ContractMonitor::with_latency(&params(), lat).checking_unit();
-            let mut c = vec![(req(Op::Store, 1, 3), ready())];
+            let mut c = vec![(PbIn::req(Op::Store, 1, 3), ready())];
             c.extend((1..8).map(|i| {
                 let o = if i == rsp_at {
                     rsp(RspKind::Performed, 1, 2)
@@ -541,7 +531,7 @@ mod tests {
 
     #[test]
     fn a_warp_beyond_the_unit_is_reported() {
-        let v = run(&[(req(Op::OFence, 4, 0), ready())]);
+        let v = run(&[(PbIn::req(Op::OFence, 4, 0), ready())]);
         assert_eq!(v[0].rule, Rule::WarpRange);
     }
 
@@ -554,17 +544,17 @@ mod tests {
             ..PbIn::idle()
         };
         let v = run(&[
-            (req(Op::Store, 1, 3), ready()),
+            (PbIn::req(Op::Store, 1, 3), ready()),
             (rst, ready()),
             (PbIn::idle(), PbOut::default()),
-            (req(Op::Store, 1, 3), ready()),
+            (PbIn::req(Op::Store, 1, 3), ready()),
         ]);
         assert!(v.is_empty(), "{v:?}");
         let with_rst = PbIn {
             rst: true,
-            ..req(Op::Store, 1, 3)
+            ..PbIn::req(Op::Store, 1, 3)
         };
-        assert!(run(&[(with_rst, ready()), (req(Op::Store, 1, 3), ready())]).is_empty());
+        assert!(run(&[(with_rst, ready()), (PbIn::req(Op::Store, 1, 3), ready())]).is_empty());
     }
 
     /// The raw fuzz stimulus is a deliberately bad driver: the monitor

@@ -140,13 +140,8 @@ pub fn tables(
     results: &[PointResult],
     base: &Overrides,
 ) -> Result<Vec<Table>> {
-    let cycles = |app: &str, preset: &str, s: &[(String, String)]| {
-        plan.points
-            .iter()
-            .zip(results)
-            .find(|(p, r)| p.app == app && p.preset == preset && p.settings == s && r.ok)
-            .map(|(_, r)| r.cycles as f64)
-    };
+    let cycles =
+        |app: &str, preset: &str, s: &[(String, String)]| plan.cycles(results, app, preset, s);
     let steps = steps(base);
     let labels: Vec<&str> = steps.iter().map(|s| s.label).collect();
     let studies = [

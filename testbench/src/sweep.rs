@@ -336,6 +336,22 @@ impl Plan {
         })
     }
 
+    /// The cycles of the first ok point of `app` under `preset` with
+    /// exactly `settings` (`results` in point order).
+    pub fn cycles(
+        &self,
+        results: &[PointResult],
+        app: &str,
+        preset: &str,
+        settings: &[(String, String)],
+    ) -> Option<f64> {
+        self.points
+            .iter()
+            .zip(results)
+            .find(|(p, r)| p.app == app && p.preset == preset && p.settings == settings && r.ok)
+            .map(|(_, r)| r.cycles as f64)
+    }
+
     /// The distinct keys not in the cache, in point order (index of the
     /// first point with each).
     pub fn missing(&self, out: &Path) -> Vec<usize> {
@@ -710,13 +726,8 @@ pub mod fig10 {
         results: &[PointResult],
         base: &Overrides,
     ) -> Result<Vec<Table>> {
-        let cycles = |app: &str, preset: &str, s: &[(String, String)]| {
-            plan.points
-                .iter()
-                .zip(results)
-                .find(|(p, r)| p.app == app && p.preset == preset && p.settings == s && r.ok)
-                .map(|(_, r)| r.cycles as f64)
-        };
+        let cycles =
+            |app: &str, preset: &str, s: &[(String, String)]| plan.cycles(results, app, preset, s);
         let titles = [
             "Figure 10a: SBRP-near over epoch-near, PB entries as a share of the L1's lines",
             "Figure 10b: SBRP-near over epoch-near at the same NVM bandwidth (share of 84/42 GB/s)",

@@ -703,16 +703,6 @@ mod tests {
         u
     }
 
-    fn req(op: Op, warp: u8, line: u32) -> PbIn {
-        PbIn {
-            req_valid: true,
-            req_op: op as u8,
-            req_warp: warp,
-            req_line: line,
-            ..PbIn::idle()
-        }
-    }
-
     /// Steps until a response comes (at most 8 cycles); the cycles taken.
     fn answer(u: &mut IdealUnit, r: PbIn) -> (usize, PbOut) {
         let mut inp = r;
@@ -729,7 +719,7 @@ mod tests {
     #[test]
     fn answers_in_the_cycle_or_three_later_with_registered_ports() {
         let mut u = unit(IdealConfig::default());
-        let (c, o) = answer(&mut u, req(Op::Store, 1, 3));
+        let (c, o) = answer(&mut u, PbIn::req(Op::Store, 1, 3));
         assert_eq!(
             (c, RspKind::from_bits(o.rsp_kind), o.rsp_warp),
             (0, RspKind::Performed, 1)
@@ -738,7 +728,7 @@ mod tests {
             registered: true,
             ..IdealConfig::default()
         });
-        let (c, o) = answer(&mut u, req(Op::Store, 1, 3));
+        let (c, o) = answer(&mut u, PbIn::req(Op::Store, 1, 3));
         assert_eq!((c, RspKind::from_bits(o.rsp_kind)), (3, RspKind::Performed));
     }
 
@@ -751,10 +741,10 @@ mod tests {
                 replay,
                 ..IdealConfig::default()
             });
-            u.step(&req(Op::Store, 0, 1));
+            u.step(&PbIn::req(Op::Store, 0, 1));
             let o = u.step(&PbIn::idle());
             assert_eq!((o.flush_valid, o.flush_line), (true, 1));
-            let o = u.step(&req(Op::Store, 1, 1));
+            let o = u.step(&PbIn::req(Op::Store, 1, 1));
             if replay {
                 assert!(o.req_ready && o.rsp_valid);
                 assert_eq!(RspKind::from_bits(o.rsp_kind), RspKind::Replay);
@@ -767,12 +757,12 @@ mod tests {
     /// A warp that retired an oFence behind an unacknowledged flush is in
     /// FSM until that flush's epoch drains; its next persist waits at the head.
     fn fenced(u: &mut IdealUnit) -> PbOut {
-        u.step(&req(Op::Store, 0, 1));
-        let mut o = u.step(&req(Op::OFence, 0, 0));
+        u.step(&PbIn::req(Op::Store, 0, 1));
+        let mut o = u.step(&PbIn::req(Op::OFence, 0, 0));
         for _ in 0..4 {
             o = u.step(&PbIn::idle());
         }
-        u.step(&req(Op::Store, 0, 2));
+        u.step(&PbIn::req(Op::Store, 0, 2));
         for _ in 0..4 {
             o = u.step(&PbIn::idle());
         }
@@ -819,7 +809,7 @@ mod tests {
             // Warp 1's store flushes after warp 0's fence retired.
             u.step(&PbIn {
                 flush_ready: true,
-                ..req(Op::Store, 1, 5)
+                ..PbIn::req(Op::Store, 1, 5)
             });
             let mut o = u.step(&PbIn::idle());
             for _ in 0..3 {
@@ -845,9 +835,9 @@ mod tests {
             });
             // Warp 0's gated persist holds the head: nothing behind retires.
             fenced(&mut u);
-            u.step(&req(Op::OFence, 2, 0));
-            u.step(&req(Op::RelBlock, 2, 0));
-            let o = u.step(&req(Op::OFence, 2, 0));
+            u.step(&PbIn::req(Op::OFence, 2, 0));
+            u.step(&PbIn::req(Op::RelBlock, 2, 0));
+            let o = u.step(&PbIn::req(Op::OFence, 2, 0));
             assert_eq!(!o.req_ready, refused, "ord_queue {d}");
         }
     }
