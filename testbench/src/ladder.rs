@@ -191,37 +191,18 @@ pub const BESIDE: &str = "ideal 1 ACTR";
 pub fn plot(tables: &[Table]) -> Result<String> {
     let rungs: Vec<Table> = tables
         .iter()
-        .map(|t| {
-            let keep: Vec<bool> = t.columns.iter().map(|c| c != BESIDE).collect();
-            let pick = |v: &[Option<f64>]| -> Vec<Option<f64>> {
-                v.iter().zip(&keep).filter(|x| *x.1).map(|x| *x.0).collect()
-            };
-            Table {
-                name: t.name.clone(),
-                title: t.title.clone(),
-                columns: t.columns.iter().filter(|c| *c != BESIDE).cloned().collect(),
-                rows: t.rows.iter().map(|(a, v)| (a.clone(), pick(v))).collect(),
-                arith_mean: pick(&t.arith_mean),
-                geo_mean: pick(&t.geo_mean),
-            }
-        })
+        .map(|t| t.keep_columns(|c| c != BESIDE))
         .collect();
-    let tables = &rungs;
     let y = [
         "SBRP-far speedup over epoch-far",
         "SBRP-near speedup over epoch-far",
         "SBRP-near speedup over epoch-near",
     ];
-    let panels: Vec<crate::plot::Panel> = tables
-        .iter()
-        .zip(y)
-        .map(|(table, y_desc)| crate::plot::Panel {
-            table,
-            x_desc: "step (each adds one switch to the one before)",
-            y_desc,
-        })
-        .collect();
-    crate::plot::panels_svg(&panels)
+    crate::plot::table_panels_svg(
+        &rungs,
+        &["step (each adds one switch to the one before)"],
+        &y,
+    )
 }
 
 /// The steps as text: label and what it adds.

@@ -45,6 +45,21 @@ fn marks_note(marks: &[Option<Stated>]) -> Option<String> {
     }
 }
 
+/// One panel per table, panel `i` labelled `x[i]` and `y[i]` (a single
+/// label serves every panel).
+pub fn table_panels_svg(tables: &[Table], x: &[&str], y: &[&str]) -> Result<String> {
+    let panels: Vec<Panel> = tables
+        .iter()
+        .enumerate()
+        .map(|(i, table)| Panel {
+            table,
+            x_desc: x[if x.len() == 1 { 0 } else { i }],
+            y_desc: y[if y.len() == 1 { 0 } else { i }],
+        })
+        .collect();
+    panels_svg(&panels)
+}
+
 /// The y axis of each figure table of `sbrp suite`.
 pub fn y_desc(table: &str) -> &'static str {
     match table {

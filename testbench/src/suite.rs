@@ -351,6 +351,26 @@ impl Table {
         self
     }
 
+    /// The same table with only the columns `keep` accepts.
+    pub fn keep_columns(&self, keep: impl Fn(&str) -> bool) -> Table {
+        let k: Vec<bool> = self.columns.iter().map(|c| keep(c)).collect();
+        let pick = |v: &[Option<f64>]| -> Vec<Option<f64>> {
+            v.iter().zip(&k).filter(|x| *x.1).map(|x| *x.0).collect()
+        };
+        Table {
+            name: self.name.clone(),
+            title: self.title.clone(),
+            columns: self.columns.iter().filter(|c| keep(c)).cloned().collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|(a, v)| (a.clone(), pick(v)))
+                .collect(),
+            arith_mean: pick(&self.arith_mean),
+            geo_mean: pick(&self.geo_mean),
+        }
+    }
+
     pub fn to_csv(&self) -> String {
         let mut s = format!("app,{}\n", self.columns.join(","));
         let cell = |v: &Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();

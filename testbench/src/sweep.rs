@@ -706,16 +706,7 @@ pub mod fig10 {
             "NVM bandwidth (share of 84/42 GB/s)",
             "flush window (outstanding flushes per SM)",
         ];
-        let panels: Vec<crate::plot::Panel> = tables
-            .iter()
-            .zip(x)
-            .map(|(table, x_desc)| crate::plot::Panel {
-                table,
-                x_desc,
-                y_desc: "SBRP-near speedup over epoch-near",
-            })
-            .collect();
-        crate::plot::panels_svg(&panels)
+        crate::plot::table_panels_svg(tables, &x, &["SBRP-near speedup over epoch-near"])
     }
 
     /// The three tables: each app's SBRP-near speedup over epoch-near at
