@@ -9,6 +9,7 @@ use std::fmt;
 
 pub mod contract;
 pub mod driver;
+pub mod port;
 pub mod ports;
 pub mod slices;
 pub mod stimulus;

@@ -8,7 +8,9 @@
 use sbrp_iface::{Op, PbIn, PbOut, RspKind};
 
 use super::skip_plan::{Plan, NONE};
-use super::unit_port::{Inv, Pending};
+use sbrp_iface::port::Inv;
+
+use super::unit_port::Pending;
 use super::warp::WState;
 use super::{Ctx, Sm};
 
@@ -59,10 +61,10 @@ impl Sm {
         let st = &self.unit_state;
         let m = self.masks;
         if !st.acks.is_empty()
-            || st.inv != Inv::Idle
-            || st.inv_pulse
+            || st.port.inv != Inv::Idle
+            || st.port.inv_pulse
             || m.ready | m.due != 0
-            || m.waitstall & !st.stall != 0
+            || m.waitstall & !st.stall() != 0
             || self.cta_done
             || self.bar_arrived
         {
@@ -86,7 +88,7 @@ impl Sm {
             return;
         };
         if next.rsp_valid && next.rsp_kind != RspKind::Replay as u8
-            || next.stall != self.unit_state.stall
+            || next.stall != self.unit_state.stall()
             || next.idle != self.unit_state.last_idle
             || next.error != 0
         {
@@ -102,7 +104,7 @@ impl Sm {
         // What every warp that can send would send: an ordering op, an
         // eviction or a store hit the unit refuses, or a store's eviction
         // whose victim depends on the pins (`skip_plan.rs`).
-        let senders = m.unitreq & !self.unit_state.stall;
+        let senders = m.unitreq & !self.unit_state.stall();
         let mut plan = std::mem::take(&mut self.unit_state.skip_plan);
         if self.plan_replays(cx, senders, &mut plan) {
             self.skip_replays(cx, quiet, &plan, next, wake);
@@ -117,7 +119,7 @@ impl Sm {
         let mut end = (wake - 1).min(cx.limit).min(now + SKIP_MAX);
         let n = self.warps.len();
         let st = &mut self.unit_state;
-        let stall = st.stall;
+        let stall = st.stall();
         // The outputs from the next cycle on but for the answers (frozen).
         let base = next;
         let prev_out = st.prev_out.expect("the unit was stepped");
@@ -308,13 +310,15 @@ impl Sm {
         }
         // The warps' states, the port, the counts.
         let st = &mut self.unit_state;
-        st.pending.clear();
+        st.port.pending.clear();
         for &id in &pending[..np] {
             let r = &plan.inputs[id as usize];
             let op = Op::from_bits(r.req_op);
-            st.pending.push_back(Pending {
+            st.port.pending.push_back(Pending {
                 warp: r.req_warp as usize,
+                unit_warp: r.req_warp,
                 op,
+                tag: (),
                 slot: if op.is_ordering() {
                     0
                 } else {

@@ -7,7 +7,6 @@
 use sbrp_iface::{Op, PbIn};
 
 use super::l1::Lookup;
-use super::unit_port::Request;
 use super::warp::Phase;
 use super::{Ctx, Sm};
 
@@ -71,13 +70,7 @@ impl Plan {
 impl Sm {
     /// Warp `w`'s request `op` of L1 slot `v`, as `unit_cycle` sends it.
     fn input(&self, cx: &Ctx, w: usize, op: Op, v: usize) -> PbIn {
-        let r = Request {
-            warp: w,
-            op,
-            slot: v,
-            install: None,
-        };
-        self.request_input(cx, &r)
+        self.request_input(cx, &mut Sm::request(w, op, v, None))
     }
 
     /// The inputs of the requests in flight (as the unit took them) and
@@ -93,8 +86,8 @@ impl Sm {
         let ring = self.unit_state.ring;
         let mut valid = ring.iter().rev().filter(|r| r.req_valid);
         plan.np = 0;
-        for i in 0..self.unit_state.pending.len() {
-            let p = self.unit_state.pending[i];
+        for i in 0..self.unit_state.port.pending.len() {
+            let p = self.unit_state.port.pending[i];
             match valid.next() {
                 // Never picked: what its warp sends once answered is its
                 // plan below (`try_skip` checked these are refused).

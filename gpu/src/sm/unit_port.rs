@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 
+use sbrp_iface::port::{self, AckQueue, SmSide, UnitPort};
 use sbrp_iface::{Op, PbIn, PbOut, RspKind};
 use sbrp_trace::program::Instr;
 use sbrp_trace::{Cell, Event, OrderingOp, Scope};
@@ -20,31 +21,10 @@ use super::warp::{Cause, Phase, WState};
 use super::{Ctx, Fault, Sm};
 use crate::mem::{Access, MemReq};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) enum Inv {
-    #[default]
-    Idle,
-    Due(u64),
-    WaitFall,
-}
-
-/// A request taken by the unit, awaiting its response (in order).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Pending {
-    pub(super) warp: usize,
-    pub(super) op: Op,
-    pub(super) slot: usize,
-}
-
-/// A request chosen for this cycle.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Request {
-    pub(super) warp: usize,
-    pub(super) op: Op,
-    pub(super) slot: usize,
-    /// A store miss installs its line when the request is taken.
-    pub(super) install: Option<u64>,
-}
+/// A request to the unit and one taken, awaiting its response (the GPU
+/// model carries nothing of its own with them).
+pub(super) type Request = port::Request<()>;
+pub(super) type Pending = port::Pending<()>;
 
 /// An evicted line's tag, dirty sectors and written words.
 type Evicted = (u64, u8, Vec<(u64, u64)>);
@@ -53,12 +33,10 @@ type Evicted = (u64, u8, Vec<(u64, u64)>);
 pub struct UnitState {
     /// The unit must be stepped next cycle.
     pub busy: bool,
-    pub(super) pending: VecDeque<Pending>,
-    /// Acknowledgements to present: (epoch, count), oldest first.
-    pub(super) acks: VecDeque<(u8, u32)>,
-    pub(super) inv: Inv,
-    pub(super) inv_pulse: bool,
-    pub stall: u64,
+    /// The protocol: requests in flight, invalidation, `stall`.
+    pub(super) port: UnitPort<()>,
+    /// Acknowledgements to present.
+    pub(super) acks: AckQueue,
     pub(super) last_idle: bool,
     /// The outputs of the last step, to see when the unit stands still.
     pub(super) prev_out: Option<PbOut>,
@@ -93,36 +71,29 @@ impl UnitState {
 
     pub fn ack(&mut self, epoch: u8) {
         self.flush_out -= 1;
-        match self.acks.back_mut() {
-            Some((e, c)) if *e == epoch => *c += 1,
-            _ => self.acks.push_back((epoch, 1)),
-        }
+        self.acks.push(epoch);
         self.busy = true;
+    }
+
+    /// `stall` as last seen.
+    pub fn stall(&self) -> u64 {
+        self.port.stall
     }
 
     pub fn describe(&self) -> String {
         format!(
             "unit idle {}, requests in flight {}, acks to present {}, flushes unacknowledged {}, L1 invalidation {}",
             self.last_idle,
-            self.pending.len(),
+            self.port.pending.len(),
             self.acks.len(),
             self.flush_out,
-            match self.inv {
-                Inv::Idle => "none".to_string(),
-                Inv::Due(t) => format!("due at cycle {t}"),
-                Inv::WaitFall => "waiting for the request to fall".to_string(),
-            }
+            self.port.describe_inv()
         )
     }
 
     /// Nothing under way and the unit reports idle.
     pub fn idle(&self) -> bool {
-        self.last_idle
-            && self.pending.is_empty()
-            && self.acks.is_empty()
-            && self.inv == Inv::Idle
-            && !self.inv_pulse
-            && self.flush_out == 0
+        self.last_idle && self.port.quiet() && self.acks.is_empty() && self.flush_out == 0
     }
 }
 
@@ -179,21 +150,34 @@ impl Sm {
         }
     }
 
-    /// Request `r` at the unit's port: a store or an eviction of a line the
-    /// L1 holds carries the line's hook (interface requirement 1).
-    pub(super) fn request_input(&self, cx: &Ctx, r: &Request) -> PbIn {
-        let hook = match r.op {
+    /// Request `r` at the unit's port, its hook filled in: a store or an
+    /// eviction of a line the L1 holds carries the line's hook (interface
+    /// requirement 2).
+    pub(super) fn request_input(&self, cx: &Ctx, r: &mut Request) -> PbIn {
+        r.hook = self.hook_of(r);
+        let mut inp = self.quiet_inputs(cx);
+        port::request_fields(&mut inp, r);
+        inp
+    }
+
+    /// The hook request `r` carries.
+    fn hook_of(&self, r: &Request) -> Option<u32> {
+        match r.op {
             Op::Store | Op::Evict if r.install.is_none() => self.l1.lines[r.slot].hook,
             _ => None,
-        };
-        PbIn {
-            req_valid: true,
-            req_op: r.op as u8,
-            req_warp: r.warp as u8,
-            req_line: r.slot as u32,
-            req_pbv: hook.is_some(),
-            req_pbidx: hook.unwrap_or(0),
-            ..self.quiet_inputs(cx)
+        }
+    }
+
+    /// Warp `w`'s request (its hook is filled in when it is presented).
+    pub(super) fn request(w: usize, op: Op, slot: usize, install: Option<u64>) -> Request {
+        Request {
+            warp: w,
+            unit_warp: w as u8,
+            op,
+            slot,
+            install,
+            hook: None,
+            tag: (),
         }
     }
 
@@ -214,28 +198,14 @@ impl Sm {
                 }
                 return None;
             }
-            return Some(Request {
-                warp: w,
-                op: Op::Evict,
-                slot: v,
-                install: None,
-            });
+            return Some(Self::request(w, Op::Evict, v, None));
         }
         if warp.phase != Phase::Lines {
-            return Some(Request {
-                warp: w,
-                op: self.order_op(cx, w),
-                slot: 0,
-                install: None,
-            });
+            let op = self.order_op(cx, w);
+            return Some(Self::request(w, op, 0, None));
         }
         let line = warp.acc[warp.acc_i].line;
-        let req = |slot, install| Request {
-            warp: w,
-            op: Op::Store,
-            slot,
-            install,
-        };
+        let req = |slot, install| Self::request(w, Op::Store, slot, install);
         if let Lookup::Hit(s) = self.l1.lookup(line) {
             return (!self.l1.lines[s].pinned).then(|| req(s, None));
         }
@@ -249,12 +219,7 @@ impl Sm {
         let v = self.l1.victim(line)?;
         if self.l1.victim_dirty(v) {
             if self.l1.lines[v].pm {
-                return Some(Request {
-                    warp: w,
-                    op: Op::Evict,
-                    slot: v,
-                    install: None,
-                });
+                return Some(Self::request(w, Op::Evict, v, None));
             }
             self.write_back(cx, v, false);
         }
@@ -263,24 +228,11 @@ impl Sm {
 
     /// One cycle of the unit and its interfaces.
     pub(super) fn unit_cycle(&mut self, cx: &mut Ctx) {
-        let now = cx.now;
-        let mut inp = self.quiet_inputs(cx);
-        if let Some((e, c)) = self.unit_state.acks.front_mut() {
-            let n = (*c).min(sbrp_iface::consts::ACKS_MAX);
-            inp.ack_count = n as u8;
-            inp.ack_epoch = *e;
-            *c -= n;
-            if *c == 0 {
-                self.unit_state.acks.pop_front();
-            }
-        }
-        inp.inv_done = std::mem::take(&mut self.unit_state.inv_pulse);
-
         // One request: the next warp waiting for the unit, round robin.
         let n = self.warps.len();
         let mut req = None;
         let rr = self.unit_state.req_rr;
-        let mut bits = (self.masks.unitreq & !self.unit_state.stall).rotate_right(rr as u32);
+        let mut bits = (self.masks.unitreq & !self.unit_state.stall()).rotate_right(rr as u32);
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
@@ -291,63 +243,26 @@ impl Sm {
                 break;
             }
         }
-        if let Some(r) = req {
-            inp = PbIn {
-                ack_count: inp.ack_count,
-                ack_epoch: inp.ack_epoch,
-                inv_done: inp.inv_done,
-                ..self.request_input(cx, &r)
-            };
+        let quiet = self.quiet_inputs(cx);
+        if let Some(r) = &mut req {
+            r.hook = self.hook_of(r);
         }
+        let st = &mut self.unit_state;
+        let ack = st.acks.present();
+        let inp = st
+            .port
+            .inputs(ack, quiet.flush_ready, quiet.drain_all, req.as_ref());
         let unit = self.unit.as_mut().expect("SBRP SM has a unit");
         let out = unit.step(&inp);
         self.stats.unit_steps += 1;
-        self.stats.actr_peak = self.stats.actr_peak.max(out.obs_actr);
-        if out.error != 0 && self.unit_state.failures.is_empty() {
-            self.unit_state.failures.push(format!(
-                "SM {}: unit error {:#04b} at cycle {now}",
-                self.id, out.error
-            ));
-        }
-        if out.flush_valid && inp.flush_ready {
-            self.take_flush(cx, &out);
-        }
-        if let Some(r) = req {
-            if out.req_ready {
-                self.taken(r, now);
-            }
-        }
-        if out.rsp_valid {
-            self.respond(cx, &out);
-        }
-        // Interface requirement 5: drop the clean PM lines, pulse inv_done once.
-        let st = &mut self.unit_state;
-        if st.inv == Inv::Idle && out.inv_req {
-            st.inv = Inv::Due(now + 1);
-        }
-        match st.inv {
-            Inv::Due(t) if t <= now => {
-                // The artifact's dFence keeps the L1: only an acquire (or a
-                // threadfence) waiting for this invalidation drops lines.
-                let keep = cx.cfg.artifact.dfence_keeps_l1
-                    && !self.warps.iter().any(|w| {
-                        matches!(w.state(), WState::WaitStall { retry: false, .. })
-                            && w.pc < w.code.len()
-                            && matches!(w.op(), Instr::PAcq { .. } | Instr::Fence(_))
-                    });
-                if !keep {
-                    self.l1.invalidate_pm();
-                }
-                let st = &mut self.unit_state;
-                st.inv_pulse = true;
-                st.inv = Inv::WaitFall;
-            }
-            Inv::WaitFall if !out.inv_req => st.inv = Inv::Idle,
-            _ => {}
-        }
-        self.unit_state.stall = out.stall;
-        self.unit_state.last_idle = out.idle;
-        self.resume_waiting(out.stall, now);
+        let now = cx.now;
+        let mut side = Side {
+            sm: self,
+            cx,
+            idle: out.idle,
+        };
+        port::after_step(&mut side, &inp, &out, req, now);
+        self.stats.actr_peak = self.unit_state.port.actr_peak;
         let requesting = self.masks.unitreq != 0;
         let stalled = self.masks.waitstall != 0;
         // Idle inputs and the same outputs as the cycle before: the unit
@@ -360,7 +275,7 @@ impl Sm {
             && (!out.flush_valid || !inp.flush_ready);
         let mut still = false;
         let st = &mut self.unit_state;
-        if quiet_in && st.pending.is_empty() && st.prev_out == Some(out) {
+        if quiet_in && st.port.pending.is_empty() && st.prev_out == Some(out) {
             // Stands still only if quiet steps left its registers unchanged
             // too; two in a row empty the request pipeline and the input
             // registers.
@@ -378,10 +293,8 @@ impl Sm {
         }
         self.unit_state.prev_out = Some(out);
         let st = &self.unit_state;
-        self.unit_state.busy = !st.pending.is_empty()
+        self.unit_state.busy = !st.port.quiet()
             || !st.acks.is_empty()
-            || st.inv != Inv::Idle
-            || st.inv_pulse
             || requesting
             || !still && (!out.idle || stalled);
         let st = &mut self.unit_state;
@@ -390,22 +303,6 @@ impl Sm {
         if self.unit_state.busy && cx.skip {
             self.try_skip(cx);
         }
-    }
-
-    fn taken(&mut self, r: Request, now: u64) {
-        if matches!(r.op, Op::Store | Op::Evict) {
-            if let Some(line) = r.install {
-                self.l1.install(r.slot, line, true);
-            }
-            self.l1.set_pinned(r.slot, true);
-        }
-        self.unit_state.pending.push_back(Pending {
-            warp: r.warp,
-            op: r.op,
-            slot: r.slot,
-        });
-        self.set_state(r.warp, WState::InFlight);
-        let _ = now;
     }
 
     /// A flush taken from the unit's FIFO goes to the memory system.
@@ -488,27 +385,11 @@ impl Sm {
         }
     }
 
-    fn respond(&mut self, cx: &mut Ctx, out: &PbOut) {
+    /// The response to request `p` (its line still pinned).
+    fn respond(&mut self, cx: &mut Ctx, p: &Pending, kind: RspKind, out: &PbOut) {
         let now = cx.now;
-        let Some(p) = self.unit_state.pending.pop_front() else {
-            self.unit_state.failures.push(format!(
-                "SM {}: cycle {now}: a response with no request in flight",
-                self.id
-            ));
-            return;
-        };
-        if out.rsp_warp as usize != p.warp {
-            self.unit_state.failures.push(format!(
-                "SM {}: cycle {now}: response for warp {}, expected warp {}",
-                self.id, out.rsp_warp, p.warp
-            ));
-            return;
-        }
         let w = p.warp;
-        if matches!(p.op, Op::Store | Op::Evict) {
-            self.l1.set_pinned(p.slot, false);
-        }
-        match RspKind::from_bits(out.rsp_kind) {
+        match kind {
             RspKind::Replay => {
                 self.stats.replays += 1;
                 match p.op {
@@ -624,6 +505,7 @@ impl Sm {
     }
 
     /// Warps waiting on `stall` resume once they see their bit low.
+    #[inline]
     fn resume_waiting(&mut self, stall: u64, now: u64) {
         // Only warps whose stall bit is low can resume.
         let mut bits = self.masks.waitstall & !stall;
@@ -645,5 +527,62 @@ impl Sm {
                 self.ready(w, now);
             }
         }
+    }
+}
+
+/// The GPU model's SM as the port's driver side.
+struct Side<'s, 'c, 'a> {
+    sm: &'s mut Sm,
+    cx: &'c mut Ctx<'a>,
+    /// The step's `idle`, seen with its `stall`.
+    idle: bool,
+}
+
+impl SmSide for Side<'_, '_, '_> {
+    type Tag = ();
+    fn port(&mut self) -> &mut UnitPort<()> {
+        &mut self.sm.unit_state.port
+    }
+    fn fail(&mut self, msg: String) {
+        let id = self.sm.id;
+        self.sm.unit_state.failures.push(format!("SM {id}: {msg}"));
+    }
+    fn flush(&mut self, out: &PbOut) {
+        self.sm.take_flush(self.cx, out);
+    }
+    fn line_pinned(&self, slot: usize) -> bool {
+        self.sm.l1.lines[slot].pinned
+    }
+    fn set_line_pinned(&mut self, slot: usize, pinned: bool) {
+        self.sm.l1.set_pinned(slot, pinned);
+    }
+    fn taken(&mut self, r: &Request) {
+        if let (Op::Store, Some(line)) = (r.op, r.install) {
+            self.sm.l1.install(r.slot, line, true);
+        }
+        self.sm.set_state(r.warp, WState::InFlight);
+    }
+    fn respond(&mut self, p: &Pending, kind: RspKind, out: &PbOut) {
+        self.sm.respond(self.cx, p, kind, out);
+    }
+    fn inv_delay(&mut self) -> u64 {
+        1
+    }
+    fn invalidate(&mut self) {
+        // The artifact's dFence keeps the L1: only an acquire (or a
+        // threadfence) waiting for this invalidation drops lines.
+        let keep = self.cx.cfg.artifact.dfence_keeps_l1
+            && !self.sm.warps.iter().any(|w| {
+                matches!(w.state(), WState::WaitStall { retry: false, .. })
+                    && w.pc < w.code.len()
+                    && matches!(w.op(), Instr::PAcq { .. } | Instr::Fence(_))
+            });
+        if !keep {
+            self.sm.l1.invalidate_pm();
+        }
+    }
+    fn resume(&mut self, stall: u64) {
+        self.sm.unit_state.last_idle = self.idle;
+        self.sm.resume_waiting(stall, self.cx.now);
     }
 }

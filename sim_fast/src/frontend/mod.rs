@@ -30,7 +30,7 @@ pub use l1::{WriteBack, L1};
 use sbrp_iface::{PbParams, PbUnit, RESET_CYCLES};
 use sbrp_trace::{Execution, RunEnd, Trace, WarpId};
 
-use sm::{Inv, Sm};
+use sm::Sm;
 use warps::{Instr, WState, Warp};
 
 /// Result of a run.
@@ -153,10 +153,7 @@ impl FrontEnd {
     pub fn reset(&mut self) {
         for sm in &mut self.sms {
             sm.unit.reset_sequence();
-            sm.pending.clear();
-            sm.stall = 0;
-            sm.inv = Inv::Idle;
-            sm.inv_pulse = false;
+            sm.port.reset();
             sm.contract.reset();
         }
         self.now += RESET_CYCLES;
@@ -208,7 +205,7 @@ impl FrontEnd {
 
     /// Largest ACTR seen on any SM.
     pub fn max_actr(&self) -> u32 {
-        self.sms.iter().map(|s| s.actr_peak).max().unwrap_or(0)
+        self.sms.iter().map(|s| s.port.actr_peak).max().unwrap_or(0)
     }
 
     /// Access to SM `s`'s unit (for observation by testbenches).
@@ -225,7 +222,7 @@ impl FrontEnd {
             .flat_map(|s| s.warps.iter().map(|w| w.id))
             .collect();
         ex.flags = self.flags.names().to_vec();
-        ex.actr_peak = self.sms.iter().map(|s| s.actr_peak).collect();
+        ex.actr_peak = self.sms.iter().map(|s| s.port.actr_peak).collect();
         ex.events = self.sink.take();
         ex.end = if self.summary.finished {
             RunEnd::Finished

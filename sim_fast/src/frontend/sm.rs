@@ -9,10 +9,9 @@
 //! request taken, the response (stores write the L1 now), the invalidation
 //! handshake, and warps resuming once their stall bit is seen low.
 
-use std::collections::VecDeque;
-
 use sbrp_iface::contract::ContractMonitor;
-use sbrp_iface::{Op, PbIn, PbOut, PbUnit, RspKind};
+use sbrp_iface::port::{self, SmSide, UnitPort};
+use sbrp_iface::{Op, PbOut, PbUnit, RspKind};
 use sbrp_trace::{Cell, Event, OpRef, OrderingOp, Scope};
 
 use super::config::DriverFault;
@@ -21,30 +20,17 @@ use super::l1::L1;
 use super::warps::{pick, Instr, WState, Warp};
 use super::FrontEnd;
 
-/// The L1's side of the invalidation handshake (interface requirement 5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Inv {
-    /// No request seen.
-    Idle,
-    /// `inv_req` seen: the clean PM lines go at this cycle, `inv_done` the next.
-    Due(u64),
-    /// `inv_done` pulsed: waiting to see `inv_req` low before serving another.
-    WaitFall,
-}
-
-/// A request taken by the unit, awaiting its response (in order, 3 cycles
-/// plus the register slices, §2.1).
+/// What the front end carries with a request to its response.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Pending {
-    warp: usize,
-    op: Op,
-    /// L1 slot of a store or eviction (pinned until the response).
-    slot: usize,
+pub(super) struct Tag {
     instr: Instr,
     seq: u32,
     /// For an acquire: the release it observed when it issued.
     matched: Option<(OpRef, Scope)>,
 }
+
+type Request = port::Request<Tag>;
+type Pending = port::Pending<Tag>;
 
 /// One SM: its unit, L1, persistence domain and warps.
 pub(super) struct Sm {
@@ -58,15 +44,8 @@ pub(super) struct Sm {
     pub live: usize,
     pub at_barrier: usize,
     pub drained: bool,
-    pub actr_peak: u32,
-    pub pending: VecDeque<Pending>,
-    /// `stall` as last seen.
-    pub stall: u64,
-    pub inv: Inv,
-    /// `inv_done` to present in the next cycle.
-    pub inv_pulse: bool,
-    /// The unit's `error` was reported.
-    pub error_seen: bool,
+    /// The protocol: requests in flight, invalidation, `stall`.
+    pub port: UnitPort<Tag>,
     pub tick: Tick,
     /// The SM side of the interface contract, checked every cycle.
     pub contract: ContractMonitor,
@@ -85,41 +64,19 @@ impl Sm {
             live: 0,
             at_barrier: 0,
             drained: true,
-            actr_peak: 0,
-            pending: VecDeque::new(),
-            stall: 0,
-            inv: Inv::Idle,
-            inv_pulse: false,
-            error_seen: false,
+            port: UnitPort::default(),
             tick: Tick::default(),
         }
     }
 
     /// Nothing of this SM is under way (requests, flushes, invalidation).
     pub fn quiet(&self) -> bool {
-        self.pending.is_empty()
-            && self.domain.in_flight() == 0
-            && self.inv == Inv::Idle
-            && !self.inv_pulse
-            && self.l1.write_backs() == 0
+        self.port.quiet() && self.domain.in_flight() == 0 && self.l1.write_backs() == 0
     }
-}
-
-/// A request of the acting warp to the unit.
-#[derive(Clone, Copy, Debug)]
-struct Request {
-    warp: usize,
-    op: Op,
-    /// L1 slot of a store or eviction.
-    slot: usize,
-    /// A store miss installs its line in `slot` when the request is taken.
-    install: Option<u64>,
-    matched: Option<(OpRef, Scope)>,
 }
 
 impl FrontEnd {
     pub(super) fn cycle_sm(&mut self, s: usize, now: u64) {
-        let mut inp = PbIn::idle();
         let sm = &mut self.sms[s];
         // The persistence domain: durability, then this cycle's acks.
         let mut tick = std::mem::take(&mut sm.tick);
@@ -130,70 +87,39 @@ impl FrontEnd {
         if !tick.durable.is_empty() || tick.ack.0 > 0 {
             self.last_progress = now;
         }
-        (inp.ack_count, inp.ack_epoch) = tick.ack;
+        let ack = tick.ack;
         sm.tick = tick;
-        inp.flush_ready = sm.domain.flush_ready(now);
-        inp.inv_done = std::mem::take(&mut sm.inv_pulse);
+        let flush_ready = sm.domain.flush_ready(now);
         // Kernel end: every warp of every SM has finished.
         let all_done = self.live == 0;
-        inp.drain_all = all_done;
         self.release_barrier(s, now);
 
-        let req = self.issue(s, now);
+        let mut req = self.issue(s, now);
+        let sm = &mut self.sms[s];
+        if let Some(r) = &mut req {
+            r.hook = match r.install {
+                None => sm.l1.hook(r.slot),
+                Some(_) => None,
+            };
+        }
+        let mut inp = sm.port.inputs(ack, flush_ready, all_done, req.as_ref());
         if req.is_none() && self.cfg.driver_fault == DriverFault::EarlyRetry {
             // A deliberately bad driver: a warp sends its request in flight
             // again before the response (not recorded as taken).
-            if let Some(p) = self.sms[s].pending.back() {
+            if let Some(p) = sm.port.pending.back() {
                 inp.req_valid = true;
                 inp.req_op = p.op as u8;
-                inp.req_warp = self.sms[s].warps[p.warp].id.warp as u8;
+                inp.req_warp = p.unit_warp;
                 inp.req_line = p.slot as u32;
             }
         }
-        if let Some(r) = req {
-            let sm = &self.sms[s];
-            inp.req_valid = true;
-            inp.req_op = r.op as u8;
-            inp.req_warp = sm.warps[r.warp].id.warp as u8;
-            inp.req_line = r.slot as u32;
-            if r.install.is_none() {
-                if let Some(k) = sm.l1.hook(r.slot) {
-                    inp.req_pbv = true;
-                    inp.req_pbidx = k;
-                }
-            }
-        }
 
-        let sm = &mut self.sms[s];
         let out = sm.unit.step(&inp);
-        sm.actr_peak = sm.actr_peak.max(out.obs_actr);
         self.summary.max_occupancy = self.summary.max_occupancy.max(out.count(sm.unit.params()));
         if let Some(v) = sm.contract.observe(&inp, &out) {
             self.fail(format!("SM {s}: {v}"));
         }
-        let sm = &mut self.sms[s];
-        if out.error != 0 && !sm.error_seen {
-            sm.error_seen = true;
-            self.fail(format!(
-                "SM {s}: unit error {:#04b} at cycle {now} (bit 0: an ack beyond its epoch's count, bit 1: a warp >= W)",
-                out.error
-            ));
-        }
-        // The flush reads the line as it is at the start of the cycle.
-        if out.flush_valid && inp.flush_ready {
-            self.take_flush(s, &out, now);
-        }
-        if let Some(r) = req {
-            if out.req_ready {
-                self.taken(s, r, now);
-            }
-        }
-        if out.rsp_valid {
-            self.respond(s, &out, now);
-        }
-        self.invalidation(s, out.inv_req, now);
-        self.sms[s].stall = out.stall;
-        self.resume_waiting(s, out.stall, now);
+        port::after_step(&mut Side { fe: self, s, now }, &inp, &out, req, now);
         let sm = &mut self.sms[s];
         if let Some(v) = sm.domain.violation() {
             let v = format!("SM {s}: {v}");
@@ -240,7 +166,7 @@ impl FrontEnd {
         let flags = &self.flags;
         let lb = self.cfg.line_bytes;
         let sm = &self.sms[s];
-        let (l1, stall) = (&sm.l1, sm.stall);
+        let (l1, stall) = (&sm.l1, sm.port.stall);
         let wi = pick(&sm.warps, sm.rr, |w| match w.state {
             WState::Ready if stall >> w.id.warp & 1 == 1 => false,
             WState::Ready => match w.op() {
@@ -265,15 +191,21 @@ impl FrontEnd {
             return None;
         }
         let w = &sm.warps[wi];
-        let req = |op, slot, install| {
-            Some(Request {
-                warp: wi,
-                op,
-                slot,
-                install,
-                matched: None,
-            })
+        let tag = Tag {
+            instr: w.op(),
+            seq: w.pc as u32,
+            matched: None,
         };
+        let request = |op, slot, install, tag| Request {
+            warp: wi,
+            unit_warp: w.id.warp as u8,
+            op,
+            slot,
+            install,
+            hook: None,
+            tag,
+        };
+        let req = |op, slot, install| Some(request(op, slot, install, tag));
         match w.op() {
             Instr::StPm { addr, .. } => {
                 let line = addr / lb;
@@ -334,20 +266,18 @@ impl FrontEnd {
             }
             Instr::OFence => req(Op::OFence, 0, None),
             Instr::DFence => req(Op::DFence, 0, None),
-            Instr::PAcq { scope, flag } => Some(Request {
-                warp: wi,
-                op: if scope == Scope::Block {
+            Instr::PAcq { scope, flag } => {
+                let op = if scope == Scope::Block {
                     Op::AcqBlock
                 } else {
                     Op::AcqDevice
-                },
-                slot: 0,
-                install: None,
-                matched: self
+                };
+                let matched = self
                     .flags
                     .visible(flag, w.id.sm, now)
-                    .map(|r| (r.op, r.scope)),
-            }),
+                    .map(|r| (r.op, r.scope));
+                Some(request(op, 0, None, Tag { matched, ..tag }))
+            }
             Instr::PRel { scope, .. } => req(
                 if scope == Scope::Block {
                     Op::RelBlock
@@ -358,38 +288,6 @@ impl FrontEnd {
                 None,
             ),
         }
-    }
-
-    /// The unit took the request: the warp waits for the response; a store
-    /// or eviction pins its slot (a store miss installs its line first).
-    fn taken(&mut self, s: usize, r: Request, now: u64) {
-        self.summary.requests += 1;
-        let sm = &mut self.sms[s];
-        if matches!(r.op, Op::Store | Op::Evict) {
-            if sm.l1.pinned(r.slot) {
-                // The issue rule makes this impossible: a bench bug.
-                self.fail(format!(
-                    "SM {s}: cycle {now}: a second request for L1 line {} is in flight (interface requirement 1)",
-                    r.slot
-                ));
-                return;
-            }
-            if let Some(line) = r.install {
-                sm.l1.install(r.slot, line, now);
-            }
-            sm.l1.pin(r.slot);
-        }
-        let w = &mut sm.warps[r.warp];
-        let p = Pending {
-            warp: r.warp,
-            op: r.op,
-            slot: r.slot,
-            instr: w.op(),
-            seq: w.pc as u32,
-            matched: r.matched,
-        };
-        w.state = WState::InFlight;
-        sm.pending.push_back(p);
     }
 
     /// A flush taken from the FIFO: a head flush reads the line's dirty
@@ -452,30 +350,17 @@ impl FrontEnd {
         self.last_progress = now;
     }
 
-    /// The response to the oldest request in flight.
-    fn respond(&mut self, s: usize, out: &PbOut, now: u64) {
+    /// The response to `p`, the oldest request in flight (its line still
+    /// pinned).
+    fn respond(&mut self, s: usize, p: &Pending, kind: RspKind, out: &PbOut, now: u64) {
         let sm = &mut self.sms[s];
-        let Some(p) = sm.pending.pop_front() else {
-            self.fail(format!(
-                "SM {s}: cycle {now}: a response with no request in flight"
-            ));
-            return;
-        };
         let id = sm.warps[p.warp].id;
-        if out.rsp_warp as u32 != id.warp {
-            self.fail(format!(
-                "SM {s}: cycle {now}: response for warp {}, the oldest request in flight is warp {}'s",
-                out.rsp_warp, id.warp
-            ));
-            return;
-        }
         let op = OpRef {
             warp: id,
-            seq: p.seq,
+            seq: p.tag.seq,
             inst: 0,
         };
-        let pinned = matches!(p.op, Op::Store | Op::Evict);
-        match RspKind::from_bits(out.rsp_kind) {
+        match kind {
             RspKind::Replay => {
                 sm.warps[p.warp].state = WState::Ready;
                 self.summary.refused += 1;
@@ -495,7 +380,7 @@ impl FrontEnd {
             }
             RspKind::Performed | RspKind::Coalesced => {
                 self.last_progress = now;
-                match (p.op, p.instr) {
+                match (p.op, p.tag.instr) {
                     (Op::Evict, _) => {
                         // The access retries next time the warp is picked.
                         if !sm.l1.evict(p.slot, now) {
@@ -524,14 +409,11 @@ impl FrontEnd {
                 }
             }
         }
-        if pinned {
-            self.sms[s].l1.unpin(p.slot);
-        }
     }
 
     /// An ordering op the unit accepted: events, flag publication, ODM wait.
-    fn ordering_accepted(&mut self, s: usize, p: Pending, op: OpRef, now: u64) {
-        let (kind, flag) = match p.instr {
+    fn ordering_accepted(&mut self, s: usize, p: &Pending, op: OpRef, now: u64) {
+        let (kind, flag) = match p.tag.instr {
             Instr::OFence => (OrderingOp::OFence, None),
             Instr::DFence => (OrderingOp::DFence, None),
             Instr::PAcq { scope, flag } => (OrderingOp::PAcq(scope), Some(flag)),
@@ -545,9 +427,9 @@ impl FrontEnd {
             cycle: now,
         });
         let nsms = self.sms.len();
-        match p.instr {
+        match p.tag.instr {
             Instr::PAcq { scope, .. } => {
-                if let Some((rel, rel_scope)) = p.matched {
+                if let Some((rel, rel_scope)) = p.tag.matched {
                     self.sink.emit(&|| Event::Match {
                         acq: op,
                         acq_scope: scope,
@@ -569,7 +451,7 @@ impl FrontEnd {
         }
         if p.op.stalls_in_odm() {
             // The stall bit rose with the response; the op completes when it falls.
-            let publish = match p.instr {
+            let publish = match p.tag.instr {
                 Instr::PRel {
                     scope: Scope::Device,
                     flag,
@@ -589,26 +471,6 @@ impl FrontEnd {
             self.sms[s].warps[p.warp].state = WState::Ready;
             self.sink.emit(&|| Event::Retire { op, cycle: now });
             self.advance(s, p.warp);
-        }
-    }
-
-    /// Interface requirement 5: on `inv_req`, drop the clean PM lines (after
-    /// the domain's delay), pulse `inv_done` once, then wait for `inv_req`
-    /// to fall.
-    fn invalidation(&mut self, s: usize, inv_req: bool, now: u64) {
-        let sm = &mut self.sms[s];
-        if sm.inv == Inv::Idle && inv_req {
-            sm.inv = Inv::Due(now + sm.domain.inv_delay());
-        }
-        match sm.inv {
-            Inv::Due(t) if t <= now => {
-                sm.l1.invalidate_clean();
-                sm.inv_pulse = true;
-                sm.inv = Inv::WaitFall;
-                self.last_progress = now;
-            }
-            Inv::WaitFall if !inv_req => sm.inv = Inv::Idle,
-            _ => {}
         }
     }
 
@@ -670,5 +532,59 @@ impl FrontEnd {
             self.live -= 1;
         }
         self.last_progress = self.now;
+    }
+}
+
+/// The front end's SM `s` as the port's driver side.
+struct Side<'a> {
+    fe: &'a mut FrontEnd,
+    s: usize,
+    now: u64,
+}
+
+impl SmSide for Side<'_> {
+    type Tag = Tag;
+    fn port(&mut self) -> &mut UnitPort<Tag> {
+        &mut self.fe.sms[self.s].port
+    }
+    fn fail(&mut self, msg: String) {
+        let s = self.s;
+        self.fe.fail(format!("SM {s}: {msg}"));
+    }
+    fn flush(&mut self, out: &PbOut) {
+        self.fe.take_flush(self.s, out, self.now);
+    }
+    fn line_pinned(&self, slot: usize) -> bool {
+        self.fe.sms[self.s].l1.pinned(slot)
+    }
+    fn set_line_pinned(&mut self, slot: usize, pinned: bool) {
+        let l1 = &mut self.fe.sms[self.s].l1;
+        if pinned {
+            l1.pin(slot);
+        } else {
+            // An invalidation that passed meanwhile drops a clean line now.
+            l1.unpin(slot);
+        }
+    }
+    fn taken(&mut self, r: &Request) {
+        self.fe.summary.requests += 1;
+        let sm = &mut self.fe.sms[self.s];
+        if let Some(line) = r.install {
+            sm.l1.install(r.slot, line, self.now);
+        }
+        sm.warps[r.warp].state = WState::InFlight;
+    }
+    fn respond(&mut self, p: &Pending, kind: RspKind, out: &PbOut) {
+        self.fe.respond(self.s, p, kind, out, self.now);
+    }
+    fn inv_delay(&mut self) -> u64 {
+        self.fe.sms[self.s].domain.inv_delay()
+    }
+    fn invalidate(&mut self) {
+        self.fe.sms[self.s].l1.invalidate_clean();
+        self.fe.last_progress = self.now;
+    }
+    fn resume(&mut self, stall: u64) {
+        self.fe.resume_waiting(self.s, stall, self.now);
     }
 }
