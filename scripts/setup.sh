@@ -20,6 +20,8 @@ command -v z3 >/dev/null 2>&1 || need+=(z3)
 # A font for the PNG plots (`sbrp suite --out`, `sbrp sweep --figure 10`,
 # `sbrp area --sweep --out`).
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+# GTKWave's vcd2fst and fst2vcd: FST waveforms (`sbrp cosim --vcd DIR --fst`).
+command -v vcd2fst >/dev/null 2>&1 || need+=(gtkwave)
 # Headless Chromium opens `sbrp reproduce`'s index.html in its test.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # Place and route of `sbrp area --route`: qflow's scripts drive graywolf and

@@ -6,6 +6,7 @@ pub mod cosim;
 pub mod crash;
 pub mod engine;
 pub mod error;
+pub mod fst;
 pub mod fuzz;
 pub mod gpu_run;
 pub mod ladder;

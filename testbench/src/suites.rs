@@ -35,6 +35,8 @@ pub struct RunOpts {
     pub rtl: Option<PathBuf>,
     /// Write waveforms here (whole run for the RTL, every cycle for the model).
     pub vcd_dir: Option<PathBuf>,
+    /// With `vcd_dir`: also an FST of each waveform (`crate::fst`).
+    pub fst: bool,
     /// Where a divergence's waveforms go when `vcd_dir` is not given.
     pub mismatch_dir: PathBuf,
     pub fe: FrontEndConfig,
@@ -68,6 +70,7 @@ impl RunOpts {
             engine: Engine::Lockstep,
             rtl: None,
             vcd_dir: None,
+            fst: false,
             mismatch_dir: PathBuf::from("out/mismatch"),
             fe: FrontEndConfig::default(),
             pm_latency: None,
@@ -325,13 +328,25 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
         }
         return Err(e.into());
     }
+    let mut vcds = vec![];
     for (rtl_vcd, model_vcd) in plan.waves.iter().flatten() {
         if opts.engine.needs_verilator() {
-            out.files.push(rtl_vcd.clone());
-            out.files.push(all_signals(rtl_vcd));
+            vcds.push(rtl_vcd.clone());
+            vcds.push(all_signals(rtl_vcd));
         }
-        out.files.push(model_vcd.clone());
+        vcds.push(model_vcd.clone());
     }
+    let fsts = match opts.fst && !vcds.is_empty() {
+        true => crate::fst::convert_all(&vcds).inspect_err(|_| {
+            // All or nothing, as for a failed VCD.
+            for v in &vcds {
+                let _ = std::fs::remove_file(v);
+            }
+        })?,
+        false => vec![],
+    };
+    out.files.extend(vcds);
+    out.files.extend(fsts);
     if let Some(m) = mismatch {
         let dir = vcd.clone().unwrap_or_else(|| opts.mismatch_dir.clone());
         std::fs::create_dir_all(&dir).map_err(io(format!("cannot create {}", dir.display())))?;

@@ -266,3 +266,66 @@ fn rtl_waveform_of_every_signal_and_its_full_disk() {
     let left: Vec<_> = std::fs::read_dir(&full).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// `--fst`: each waveform also as FST beside its VCD (the RTL's internal
+/// signals included, read back by GTKWave's `fst2vcd`); a converter that
+/// writes a corrupt FST ends the run with exit 2 and no waveform left.
+#[test]
+fn fst_waveforms_and_a_broken_converter() {
+    let (_keep, d) = tmp("fst");
+    let trace = litmus_dir().join("10_eviction.trace");
+    let t = trace.to_str().unwrap();
+    let ok = d.join("ok");
+    let (code, out, err) = sbrp_cli(&[
+        "cosim",
+        "--trace",
+        t,
+        "--vcd",
+        ok.to_str().unwrap(),
+        "--fst",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    for side in ["rtl", "rtl-all", "model"] {
+        let f = ok.join(format!("10_eviction.{side}.sm0.fst"));
+        assert!(f.is_file(), "{} missing:\n{out}", f.display());
+        assert!(out.contains(&f.display().to_string()), "{out}");
+    }
+    let back = std::process::Command::new("fst2vcd")
+        .arg(ok.join("10_eviction.rtl-all.sm0.fst"))
+        .output()
+        .unwrap();
+    assert!(back.status.success());
+    let back = String::from_utf8_lossy(&back.stdout);
+    assert!(back.contains(" actr "), "no ACTR in the FST's signals");
+    assert!(!ok.join("10_eviction.rtl-all.sm0.fst.part").exists());
+
+    // Negative control: the FST is read back before it is kept.
+    let bad = d.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    let conv = d.join("vcd2fst-broken");
+    std::fs::write(&conv, "#!/bin/sh\nprintf 'not an FST' > \"$2\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&conv, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sbrp"))
+        .args([
+            "cosim",
+            "--trace",
+            t,
+            "--vcd",
+            bad.to_str().unwrap(),
+            "--fst",
+        ])
+        .env("SBRP_VCD2FST", &conv)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot write waveform"), "{err}");
+    assert!(err.contains("fst2vcd"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&bad).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // `--fst` needs `--vcd`: a usage error.
+    let (code, _, err) = sbrp_cli(&["cosim", "--trace", t, "--fst"]);
+    assert_eq!(code, 2, "{err}");
+}

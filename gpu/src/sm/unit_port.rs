@@ -540,34 +540,43 @@ struct Side<'s, 'c, 'a> {
 
 impl SmSide for Side<'_, '_, '_> {
     type Tag = ();
+    #[inline]
     fn port(&mut self) -> &mut UnitPort<()> {
         &mut self.sm.unit_state.port
     }
+    #[inline]
     fn fail(&mut self, msg: String) {
         let id = self.sm.id;
         self.sm.unit_state.failures.push(format!("SM {id}: {msg}"));
     }
+    #[inline]
     fn flush(&mut self, out: &PbOut) {
         self.sm.take_flush(self.cx, out);
     }
+    #[inline]
     fn line_pinned(&self, slot: usize) -> bool {
         self.sm.l1.lines[slot].pinned
     }
+    #[inline]
     fn set_line_pinned(&mut self, slot: usize, pinned: bool) {
         self.sm.l1.set_pinned(slot, pinned);
     }
+    #[inline]
     fn taken(&mut self, r: &Request) {
         if let (Op::Store, Some(line)) = (r.op, r.install) {
             self.sm.l1.install(r.slot, line, true);
         }
         self.sm.set_state(r.warp, WState::InFlight);
     }
+    #[inline]
     fn respond(&mut self, p: &Pending, kind: RspKind, out: &PbOut) {
         self.sm.respond(self.cx, p, kind, out);
     }
+    #[inline]
     fn inv_delay(&mut self) -> u64 {
         1
     }
+    #[inline]
     fn invalidate(&mut self) {
         // The artifact's dFence keeps the L1: only an acquire (or a
         // threadfence) waiting for this invalidation drops lines.
@@ -581,6 +590,7 @@ impl SmSide for Side<'_, '_, '_> {
             self.sm.l1.invalidate_pm();
         }
     }
+    #[inline]
     fn resume(&mut self, stall: u64) {
         self.sm.unit_state.last_idle = self.idle;
         self.sm.resume_waiting(stall, self.cx.now);

@@ -63,6 +63,10 @@ pub struct CosimArgs {
     /// side by side with GTKWave: docs/waves/README.md).
     #[arg(long, value_name = "DIR")]
     vcd: Option<PathBuf>,
+    /// With `--vcd`: also write each waveform as FST (`X.fst` beside `X.vcd`;
+    /// converted by GTKWave's vcd2fst and read back before it is kept).
+    #[arg(long, requires = "vcd")]
+    fst: bool,
     /// Cycles from a flush to its acknowledgement in the persistence-domain
     /// model; wins over a trace's `config pm_latency=` line.
     #[arg(long, value_name = "C")]
@@ -100,6 +104,7 @@ impl CosimArgs {
         }
         opts.rtl = self.rtl.clone();
         opts.vcd_dir = self.vcd.clone();
+        opts.fst = self.fst;
         opts.record_dir = self.record.clone();
         if let Some(l) = self.pm_latency {
             opts.fe
