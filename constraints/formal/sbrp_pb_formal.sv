@@ -21,6 +21,9 @@
 //                                    the unit's registers (k-induction, `sbrp
 //                                    prove --unbounded`); x_* wires bound by
 //                                    constraints/formal/inv_actr.ys
+//                          INV_MON   the monitors' ghost state consistent with
+//                                    itself (with INV_ACTR; not yet enough for
+//                                    any property, docs/hardware.md §5)
 //
 // All checks of a run are ANDed into one assertion `ok` (one AIGER property).
 module sbrp_pb_formal #(
@@ -394,6 +397,13 @@ module sbrp_pb_formal #(
         if (wf_out && un[wf_ep] == 0) inv_ok = 1'b0;
         if (!started || x_rstq != rst_cyc) inv_ok = 1'b0;
         if (x_ep_full != (x_ep_closed || &obs_actr)) inv_ok = 1'b0;
+`ifdef INV_MON
+        // the monitors' ghost state is consistent with itself (with INV_ACTR):
+        // S1's flush is outstanding only once taken, taken only after S1;
+        // the durability and coalescing monitors arm only at O
+        if ((wf_out && !wf_seen) || (wf_seen && ph == 2'd0)) inv_ok = 1'b0;
+        if ((coal_armed && ph < 2'd2) || (dur_armed && !(ph >= 2'd2 && o_stalls))) inv_ok = 1'b0;
+`endif
     end
     // Before the checks start (the cycle after the first), the ghost and the
     // unit are both in their reset cycle: else the inductive step could start
