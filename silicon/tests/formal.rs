@@ -386,12 +386,12 @@ fn handshake_is_proved_by_k_induction_and_its_mutant_is_not() {
     );
 }
 
-/// The strengthening invariants of `actr` (`INV_ACTR`: epoch counters =
-/// unacknowledged + registered acks + queued flushes, ACTR = unacknowledged
-/// + registered acks + queued, FIFO pointers sane) hold on the real RTL in
-/// the base case to 14 frames (the BMC depth of `actr`); the RTL that drops
+/// The strengthening invariants of `actr` (`INV_ACTR`: each epoch counter
+/// and ACTR equal to the flushes unacknowledged, plus the registered acks,
+/// plus the flushes queued; FIFO pointers sane) hold on the real RTL in the
+/// base case to 14 frames (the BMC depth of `actr`); the RTL that drops
 /// every ack (`ackq_count` stays 0) breaks them there. (The step is left a
-/// second here; the proof is `actr_is_proved_by_k_induction`.)
+/// second here; the proof is `actr_is_proved_by_k_induction_and_its_wrap_mutant_is_not`.)
 #[test]
 fn actr_invariants_hold_from_reset_and_catch_a_miscounting_mutant() {
     let p = params(16, 4);
