@@ -21,6 +21,9 @@
 //                                    the unit's registers (k-induction, `sbrp
 //                                    prove --unbounded`); x_* wires bound by
 //                                    constraints/formal/inv_actr.ys
+//                          INV_MON   the monitors' ghost state consistent with
+//                                    itself (with INV_ACTR; not yet enough for
+//                                    any property, docs/hardware.md §5)
 //
 // All checks of a run are ANDed into one assertion `ok` (one AIGER property).
 module sbrp_pb_formal #(
@@ -154,11 +157,19 @@ module sbrp_pb_formal #(
     reg wf_out;
     reg [1:0] wf_ep;
     wire wf_acked_now;
+    // u01, u23: un[0] + un[1] and un[2] + un[3], counted on their own (the
+    // INV_ACTR invariants tie them to un; ACTR is tied to them, not to a
+    // four-way sum, which a SAT solver re-associates only slowly)
+    reg [A:0] u01, u23;
     always @(posedge clock) begin
         for (e = 0; e < 4; e = e + 1)
             un[e] <= rst_cyc ? 0 : un[e] + (flush_taken && flush_epoch == e)
                                - (ack_epoch == e ? ack_count : 3'd0);
         aq <= rst_cyc ? 3'd0 : ack_count;
+        u01 <= rst_cyc ? 0 : u01 + (flush_taken && !flush_epoch[1])
+                               - (!ack_epoch[1] ? ack_count : 3'd0);
+        u23 <= rst_cyc ? 0 : u23 + (flush_taken && flush_epoch[1])
+                               - (ack_epoch[1] ? ack_count : 3'd0);
     end
 `ifdef ENV_FAIR
     // Delay line of taken flushes {valid, epoch}: slot i holds a flush taken
@@ -222,7 +233,11 @@ module sbrp_pb_formal #(
 `endif
 
     reg ok;   // the conjunction of this run's checks
-    wire [A+2:0] actr_sum = un[0] + un[1] + un[2] + un[3] + aq;
+    // (summed in pairs, the shape of the INV_ACTR ghost sums u01, u23 below:
+    // the same value, and an inductive step need not re-associate an adder tree)
+    wire [A:0] un01 = {1'b0, un[0]} + {1'b0, un[1]};
+    wire [A:0] un23 = {1'b0, un[2]} + {1'b0, un[3]};
+    wire [A+2:0] actr_sum = {2'b0, un01} + {2'b0, un23} + {{A{1'b0}}, aq};
     wire [A+2:0] actr_q = obs_actr - actr_sum;
 
     // ---- witness: store S1 of ww to wl, a later ordering op O of ww, a later
@@ -373,15 +388,32 @@ module sbrp_pb_formal #(
         if (aq != x_ackq_count) inv_ok = 1'b0;
         if (x_ectr0 != x_exp[0] || x_ectr1 != x_exp[1] || x_ectr2 != x_exp[2]
             || x_ectr3 != x_exp[3]) inv_ok = 1'b0;
-        if ({4'd0, obs_actr} != x_ectr0 + x_ectr1 + x_ectr2 + x_ectr3) inv_ok = 1'b0;
+        // ACTR = the flushes taken and unacknowledged (u01 + u23) + the
+        // registered ack + the flushes queued; u01, u23 equal their pairs of un.
+        // (ACTR = the sum of the epoch counters follows, but is not stated:
+        // its step is a four-way adder identity that stalls the SAT solver.)
+        if ({3'b0, obs_actr} != {2'b0, u01} + {2'b0, u23} + aq + x_fv + x_nr) inv_ok = 1'b0;
+        if (u01 != un01 || u23 != un23) inv_ok = 1'b0;
         if (wf_out && un[wf_ep] == 0) inv_ok = 1'b0;
         if (!started || x_rstq != rst_cyc) inv_ok = 1'b0;
         if (x_ep_full != (x_ep_closed || &obs_actr)) inv_ok = 1'b0;
+`ifdef INV_MON
+        // the monitors' ghost state is consistent with itself (with INV_ACTR):
+        // S1's flush is outstanding only once taken, taken only after S1;
+        // the durability and coalescing monitors arm only at O
+        if ((wf_out && !wf_seen) || (wf_seen && ph == 2'd0)) inv_ok = 1'b0;
+        if ((coal_armed && ph < 2'd2) || (dur_armed && !(ph >= 2'd2 && o_stalls))) inv_ok = 1'b0;
+`endif
     end
+    // Before the checks start (the cycle after the first), the ghost and the
+    // unit are both in their reset cycle: else the inductive step could start
+    // from a garbage state whose first checked cycle follows no reset.
+    wire inv_pre = rst_cyc && x_rstq;
 `else
     wire inv_ok = 1'b1;
+    wire inv_pre = 1'b1;
 `endif
-    always @* if (settled) assert (ok && inv_ok);
+    always @* if (started) assert (settled ? ok && inv_ok : inv_pre);
 
     // ---- monitors of the checks ----------------------------------------------
     reg hs_hold, p_evict;
