@@ -161,8 +161,14 @@ fn full_disk_cli_exits_2() {
 }
 
 fn sbrp_cli(args: &[&str]) -> (i32, String, String) {
+    sbrp_cli_env(args, &[])
+}
+
+/// `sbrp_cli` with environment variables set.
+fn sbrp_cli_env(args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_sbrp"))
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     (
@@ -306,20 +312,18 @@ fn fst_waveforms_and_a_broken_converter() {
     std::fs::write(&conv, "#!/bin/sh\nprintf 'not an FST' > \"$2\"\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&conv, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sbrp"))
-        .args([
+    let (code, _, err) = sbrp_cli_env(
+        &[
             "cosim",
             "--trace",
             t,
             "--vcd",
             bad.to_str().unwrap(),
             "--fst",
-        ])
-        .env("SBRP_VCD2FST", &conv)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+        ],
+        &[("SBRP_VCD2FST", &conv)],
+    );
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("cannot write waveform"), "{err}");
     assert!(err.contains("fst2vcd"), "{err}");
     let left: Vec<_> = std::fs::read_dir(&bad).unwrap().collect();
