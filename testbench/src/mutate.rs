@@ -27,7 +27,7 @@ use sbrp_tools::{sample_mutations, write_atomic, Mutation};
 
 use std::collections::BTreeSet;
 
-use crate::cosim::{cosim, CosimResult, TraceResult, Workload};
+use crate::cosim::{cosim, CosimResult, Profile, TraceResult, Workload};
 use crate::error::BenchError;
 use crate::suites::RunOpts;
 
@@ -37,16 +37,26 @@ pub enum Check {
     Litmus,
     Random,
     Fuzz,
+    /// The fuzz run with the stimulus of `Profile::Corners` (ACTR at its
+    /// maximum, bogus acks).
+    Corners,
     Proofs,
 }
 
 impl Check {
-    pub const ALL: [Check; 4] = [Check::Litmus, Check::Random, Check::Fuzz, Check::Proofs];
+    pub const ALL: [Check; 5] = [
+        Check::Litmus,
+        Check::Random,
+        Check::Fuzz,
+        Check::Corners,
+        Check::Proofs,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Check::Litmus => "litmus",
             Check::Random => "random",
             Check::Fuzz => "fuzz",
+            Check::Corners => "corners",
             Check::Proofs => "proofs",
         }
     }
@@ -58,6 +68,8 @@ pub struct CampaignOptions {
     pub params: PbParams,
     /// Mutants, spread over the file.
     pub count: usize,
+    /// Run only these mutants of the sample (ids; empty: all).
+    pub only: Vec<usize>,
     pub seed: u64,
     /// Cycles of the random and fuzz runs of each mutant.
     pub random_cycles: u64,
@@ -185,6 +197,12 @@ fn run_check(
         Check::Fuzz => Workload::Fuzz {
             seed: o.seed,
             cycles: o.fuzz_cycles,
+            profile: Profile::Default,
+        },
+        Check::Corners => Workload::Fuzz {
+            seed: o.seed,
+            cycles: o.fuzz_cycles,
+            profile: Profile::Corners,
         },
         Check::Proofs => {
             let opts = ProveOptions {
@@ -254,6 +272,9 @@ pub fn run_campaign(
     excluded(&skip);
     let mut out = vec![];
     for (id, m) in muts.into_iter().enumerate() {
+        if !o.only.is_empty() && !o.only.contains(&id) {
+            continue;
+        }
         let t0 = Instant::now();
         let dir = o.dir.join(format!("m{id:03}"));
         std::fs::create_dir_all(&dir).map_err(|e| BenchError::Io {

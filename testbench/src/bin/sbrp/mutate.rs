@@ -29,6 +29,10 @@ pub struct MutateArgs {
     /// Mutants, spread evenly over the emitted Verilog's sites.
     #[arg(long, value_name = "K", default_value_t = 100)]
     count: usize,
+    /// Run only these mutants of the sample, comma-separated ids (e.g.
+    /// 27,35 or m027,m035); default all.
+    #[arg(long, value_name = "LIST")]
+    only: Option<String>,
     /// Offset of the sample and seed of the random and fuzz runs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -38,8 +42,14 @@ pub struct MutateArgs {
     /// Cycles of each mutant's fuzz run.
     #[arg(long, value_name = "C", default_value_t = 50_000)]
     fuzz_cycles: u64,
-    /// Checks to run, comma-separated: litmus, random, fuzz, proofs.
-    #[arg(long, value_name = "LIST", default_value = "litmus,random,fuzz,proofs")]
+    /// Checks to run, comma-separated: litmus, random, fuzz, corners (the
+    /// fuzz run stressing ACTR's maximum and bogus acks), proofs (the
+    /// bounded proofs at their default depths, as `sbrp prove --rtl`).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "litmus,random,fuzz,corners,proofs"
+    )]
     checks: String,
     /// Time limit of each survivor's equivalence check, seconds (0: none,
     /// the default: the miter is not yet trusted, docs/hardware.md §5).
@@ -67,12 +77,20 @@ pub fn run(a: &MutateArgs) -> Result<Verdict> {
     for c in a.checks.split(',').map(str::trim) {
         match Check::ALL.iter().find(|k| k.name() == c) {
             Some(&k) => checks.push(k),
-            None => bail!("--checks: unknown check {c:?}: litmus, random, fuzz, proofs"),
+            None => bail!("--checks: unknown check {c:?}: litmus, random, fuzz, corners, proofs"),
+        }
+    }
+    let mut only = vec![];
+    for t in a.only.iter().flat_map(|l| l.split(',')).map(str::trim) {
+        match t.trim_start_matches('m').parse::<usize>() {
+            Ok(i) if i < a.count => only.push(i),
+            _ => bail!("--only: {t:?} is not a mutant id below --count {}", a.count),
         }
     }
     let o = CampaignOptions {
         params: p,
         count: a.count,
+        only,
         seed: a.seed,
         random_cycles: a.random_cycles,
         fuzz_cycles: a.fuzz_cycles,
