@@ -45,9 +45,9 @@ impl Rng {
 pub struct RawStimulus {
     rng: Rng,
     profile: Profile,
-    /// Corners: cycles left in the current phase, and whether it starves acks.
+    /// Corners: cycles left in the current phase, and which phase it is.
     phase_left: u32,
-    starve: bool,
+    phase: Phase,
     warps: u32,
     lines: u32,
     entries: u32,
@@ -74,7 +74,7 @@ impl RawStimulus {
             rng: Rng::new(seed),
             profile,
             phase_left: 0,
-            starve: false,
+            phase: Phase::Normal,
             warps: p.warps,
             lines: p.lines,
             entries: p.entries,
@@ -94,16 +94,20 @@ impl RawStimulus {
         let corners = self.profile == Profile::Corners;
         if corners {
             if self.phase_left == 0 {
-                self.starve = !self.starve;
-                self.phase_left = if self.starve {
-                    300 + self.rng.below(700) as u32
-                } else {
-                    50 + self.rng.below(400) as u32
+                self.phase = match self.rng.below(10) {
+                    0..=3 => Phase::Starve,
+                    4..=5 => Phase::Hold,
+                    _ => Phase::Normal,
                 };
+                self.phase_left = 50 + self.rng.below(950) as u32;
             }
             self.phase_left -= 1;
         }
-        let starve = corners && self.starve;
+        let starve = corners && self.phase == Phase::Starve;
+        let hold = corners && self.phase == Phase::Hold;
+        // Starved of acks, ordering ops would soon wait on them and stop
+        // the head: stores and evictions keep the flushes coming.
+        let starve_op = starve && self.rng.chance(85);
         let bogus_now = corners && !starve && self.rng.chance(2);
         let r = &mut self.rng;
         // Bias: phases with few acks and a held FIFO fill the PB and saturate ACTR.
@@ -150,6 +154,8 @@ impl RawStimulus {
             rst: r.below(20_000) == 0,
             req_valid: r.chance(70),
             req_op: match r.below(100) {
+                _ if starve_op => Op::Store as u8,
+                _ if starve => Op::Evict as u8,
                 0..=49 => Op::Store as u8,
                 50..=59 => Op::Evict as u8,
                 x => 1 + (x % 6) as u8,
@@ -163,7 +169,7 @@ impl RawStimulus {
             req_line,
             req_pbv: pbv,
             req_pbidx: pbidx,
-            flush_ready: r.chance(if slow { 20 } else { 80 }) || starve,
+            flush_ready: (r.chance(if slow { 20 } else { 80 }) || starve) && !hold,
             ack_count,
             ack_epoch,
             inv_done,
@@ -219,6 +225,16 @@ impl RawStimulus {
     }
 }
 
+/// A phase of the corners profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Normal,
+    /// No acks, flushes always taken, stores and evictions only: ACTR climbs.
+    Starve,
+    /// No flush taken: the FIFO and then the PB fill.
+    Hold,
+}
+
 /// What a raw stimulus stresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Profile {
@@ -226,10 +242,11 @@ pub enum Profile {
     #[default]
     Default,
     /// Corners the default stream seldom reaches (the mutation campaign's
-    /// `corners` check, `docs/hardware.md` §5): phases of hundreds of cycles
-    /// without acks, so the flushes taken push ACTR to its maximum, and
+    /// `corners` check, `docs/hardware.md` §5): phases of 50-1,000 cycles
+    /// without acks (stores and evictions only, so that the flushes taken
+    /// push ACTR to its maximum) or without flushes taken (a full PB), and
     /// bogus acks (more than the epoch has outstanding, an error the spec
-    /// defines) in 2% of cycles instead of 1 in 3,000.
+    /// defines) in 2% of the other cycles instead of 1 in 3,000.
     Corners,
 }
 
@@ -256,5 +273,24 @@ mod tests {
         assert!(a.iter().any(|i| i.req_valid && i.req_op == Op::Evict as u8));
         assert!(a.iter().any(|i| i.ack_count > 0));
         assert!(a.iter().all(|i| i.req_line < p.lines));
+    }
+
+    /// The corners profile has its phases: 50 cycles in a row without acks
+    /// and with every flush taken (ACTR climbs), and 50 with no flush
+    /// taken (the PB fills); its stream is not the default one.
+    #[test]
+    fn corners_profile_starves_acks_and_holds_flushes() {
+        let p = PbParams::default();
+        let c: Vec<PbIn> = RawStimulus::with_profile(&p, 3, Profile::Corners)
+            .take(20_000)
+            .collect();
+        let d: Vec<PbIn> = RawStimulus::new(&p, 3).take(20_000).collect();
+        assert_ne!(c, d);
+        let starved = c
+            .windows(50)
+            .any(|w| w.iter().all(|i| i.ack_count == 0 && i.flush_ready));
+        let held = c.windows(50).any(|w| w.iter().all(|i| !i.flush_ready));
+        assert!(starved && held);
+        assert!(!d.windows(50).any(|w| w.iter().all(|i| !i.flush_ready)));
     }
 }

@@ -347,4 +347,21 @@ mod tests {
             assert_ne!(x.apply(&v).unwrap(), v, "{x}");
         }
     }
+
+    /// The equivalence check's controls: the campaign's m000 (`warp_ok`
+    /// inverted, killed by every suite; the first miter called it
+    /// equivalent) differs from the original after the reset; the original
+    /// is equivalent to itself.
+    #[test]
+    fn equivalence_knows_a_killed_mutant() {
+        let p = sbrp_silicon::prove_params(16, 4, 16, 8).unwrap();
+        let (v, m) = campaign_mutants(&p, 100, 1).unwrap();
+        assert!(m[0].context.contains("warp_ok"), "{}", m[0]);
+        let dir = tempfile::tempdir().unwrap();
+        let bad = m[0].apply(&v).unwrap();
+        let (r, _) = sbrp_silicon::equivalence(&v, &bad, 60, dir.path()).unwrap();
+        assert!(matches!(r, Equivalence::Differs(f) if f > 1), "{r:?}");
+        let (r, _) = sbrp_silicon::equivalence(&v, &v, 60, dir.path()).unwrap();
+        assert_eq!(r, Equivalence::Equivalent);
+    }
 }
