@@ -3,8 +3,9 @@
 //! mutants of the generated Verilog (`sbrp_tools::sample_mutations`), each
 //! run through the checks of the bench as a design given to
 //! `sbrp cosim --rtl` and `sbrp prove --rtl` would be: the litmus suite
-//! and a short random run in lockstep through the SM front end, a short
-//! fuzz run in lockstep, and the formal properties
+//! and a short random run in lockstep through the SM front end, fuzz runs
+//! in lockstep (the default stimulus and the corners profile), and the
+//! bounded formal properties at their default depths
 //! (`docs/microarch.md` is the spec the model and the properties follow).
 //! Every check first runs on the unmutated RTL: random, fuzz and the proofs
 //! must pass there (else the campaign is refused: such a check cannot tell
@@ -76,8 +77,7 @@ pub struct CampaignOptions {
     pub fuzz_cycles: u64,
     /// The checks to run (the others are reported as not run).
     pub checks: Vec<Check>,
-    /// Time limit of a survivor's equivalence check, seconds (0: none run;
-    /// the check is not yet trusted, `docs/hardware.md` §5).
+    /// Time limit of a survivor's equivalence check, seconds (0: none run).
     pub equiv_seconds: u32,
     /// Working directory (mutant files, mismatch waveforms, proof logs).
     pub dir: PathBuf,

@@ -1,8 +1,8 @@
 //! `sbrp mutate`: the mutation campaign (`sbrp_testbench::mutate`; issue 28
 //! item 1, results in `docs/hardware.md` §5): single-site mutants of the
 //! generated Verilog through the litmus suite, a short random and fuzz run
-//! in lockstep and the proofs; kill counts per check; survivors classified
-//! by an equivalence check. Exit 1 when a survivor is a proven gap (its
+//! in lockstep, a fuzz run stressing corners and the proofs; kill counts per
+//! check; survivors classified by an equivalence check when asked. Exit 1 when a survivor is a proven gap (its
 //! outputs differ from the original's and no check saw it).
 
 use std::path::PathBuf;
@@ -39,8 +39,9 @@ pub struct MutateArgs {
     /// Cycles of each mutant's random run (through the SM front end).
     #[arg(long, value_name = "C", default_value_t = 20_000)]
     random_cycles: u64,
-    /// Cycles of each mutant's fuzz run.
-    #[arg(long, value_name = "C", default_value_t = 50_000)]
+    /// Cycles of each mutant's fuzz and corners runs (a million: 20,000
+    /// left 9 killable mutants alive, docs/hardware.md §5).
+    #[arg(long, value_name = "C", default_value_t = 1_000_000)]
     fuzz_cycles: u64,
     /// Checks to run, comma-separated: litmus, random, fuzz, corners (the
     /// fuzz run stressing ACTR's maximum and bogus acks), proofs (the
@@ -52,7 +53,7 @@ pub struct MutateArgs {
     )]
     checks: String,
     /// Time limit of each survivor's equivalence check, seconds (0: none,
-    /// the default: the miter is not yet trusted, docs/hardware.md §5).
+    /// the default: on the 2026-11-29 survivors it gave no answer in 120 s).
     #[arg(long, value_name = "S", default_value_t = 0)]
     equiv_seconds: u32,
     /// Working directory: each mutant's Verilog, waveforms of divergences, logs.
