@@ -14,8 +14,8 @@
 //! excluded from the litmus kill criterion, which is then a lockstep
 //! divergence or a failure of a trace that passes on the original.
 //! Each check's kills are counted on its own; a mutant no check kills is
-//! classified by a sequential equivalence check against the original
-//! (`sbrp_silicon::equivalence`): equivalent (nothing could kill it), a
+//! classified, when asked, by a sequential equivalence check against the
+//! original (`sbrp_silicon::equivalence`): equivalent (nothing could kill it), a
 //! gap (its outputs differ from the original's in some run, and no check
 //! saw it), or undecided.
 
