@@ -48,6 +48,10 @@ pub struct RawStimulus {
     /// Corners: cycles left in the current phase, and which phase it is.
     phase_left: u32,
     phase: Phase,
+    /// Corners: the unit's head (`obs_head`) and whether the last aimed
+    /// request was an oFence (the next one is then an eviction).
+    head: u32,
+    aimed_fence: bool,
     warps: u32,
     lines: u32,
     entries: u32,
@@ -75,6 +79,8 @@ impl RawStimulus {
             profile,
             phase_left: 0,
             phase: Phase::Normal,
+            head: 0,
+            aimed_fence: false,
             warps: p.warps,
             lines: p.lines,
             entries: p.entries,
@@ -111,6 +117,22 @@ impl RawStimulus {
         // Held: a flush taken now and then, so the PB stays full while
         // evictions still find room in the FIFO.
         let hold_pulse = hold && self.rng.chance(10);
+        // Held, half the requests are aimed: an oFence (it coalesces into
+        // the youngest entry of a full PB, or retires at the head), then an
+        // eviction of the persist one or two entries past the head.
+        let aim = if hold && self.observed && self.rng.chance(50) {
+            self.aimed_fence = !self.aimed_fence;
+            let warp = self.rng.below(self.warps as u64) as u8;
+            if self.aimed_fence {
+                Some((Op::OFence as u8, warp, None))
+            } else {
+                let idx = (self.head + 1 + self.rng.below(2) as u32) % self.entries;
+                let line = self.hooks.iter().position(|&h| h == (true, idx));
+                line.map(|l| (Op::Evict as u8, warp, Some((l as u32, idx))))
+            }
+        } else {
+            None
+        };
         let bogus_now = corners && !starve && self.rng.chance(2);
         let r = &mut self.rng;
         // Bias: phases with few acks and a held FIFO fill the PB and saturate ACTR.
@@ -153,7 +175,7 @@ impl RawStimulus {
         if inv_done {
             self.inv_seen = false;
         }
-        PbIn {
+        let mut inp = PbIn {
             rst: r.below(20_000) == 0,
             req_valid: r.chance(70),
             req_op: match r.below(100) {
@@ -177,7 +199,16 @@ impl RawStimulus {
             ack_epoch,
             inv_done,
             drain_all: r.below(500) == 0,
+        };
+        if let Some((op, warp, evict)) = aim {
+            inp.req_valid = true;
+            inp.req_op = op;
+            inp.req_warp = warp;
+            if let Some((line, idx)) = evict {
+                (inp.req_line, inp.req_pbv, inp.req_pbidx) = (line, true, idx);
+            }
         }
+        inp
     }
 
     /// `n` cycles of closed-loop stimulus driven into `unit`, recorded: a
@@ -196,6 +227,7 @@ impl RawStimulus {
     /// Feeds back one cycle (its inputs and the unit's outputs).
     pub fn observe(&mut self, inp: &PbIn, out: &PbOut) {
         self.observed = true;
+        self.head = out.obs_head;
         // §7: the outputs of a cycle with rst and of the reset cycle after
         // it belong to the state the reset discards.
         let reset = inp.rst || self.rst_q;
@@ -247,7 +279,9 @@ pub enum Profile {
     /// Corners the default stream seldom reaches (the mutation campaign's
     /// `corners` check, `docs/hardware.md` §5): phases of 50-1,000 cycles
     /// without acks (stores and evictions only, so that the flushes taken
-    /// push ACTR to its maximum) or with few flushes taken (a full PB), and
+    /// push ACTR to its maximum) or with few flushes taken (a full PB, half
+    /// the requests aimed: an oFence, then an eviction of the entry one or
+    /// two past the head), and
     /// bogus acks (more than the epoch has outstanding, an error the spec
     /// defines) in 2% of the other cycles instead of 1 in 3,000.
     Corners,

@@ -39,9 +39,9 @@ pub struct MutateArgs {
     /// Cycles of each mutant's random run (through the SM front end).
     #[arg(long, value_name = "C", default_value_t = 20_000)]
     random_cycles: u64,
-    /// Cycles of each mutant's fuzz and corners runs (a million: 20,000
-    /// left 9 killable mutants alive, docs/hardware.md §5).
-    #[arg(long, value_name = "C", default_value_t = 1_000_000)]
+    /// Cycles of each mutant's fuzz and corners runs (2 M: 20,000 left 10
+    /// killable mutants alive, 1 M one, docs/hardware.md §5).
+    #[arg(long, value_name = "C", default_value_t = 2_000_000)]
     fuzz_cycles: u64,
     /// Checks to run, comma-separated: litmus, random, fuzz, corners (the
     /// fuzz run stressing ACTR's maximum and bogus acks), proofs (the
