@@ -44,6 +44,14 @@ impl Rng {
 #[derive(Clone, Debug)]
 pub struct RawStimulus {
     rng: Rng,
+    profile: Profile,
+    /// Corners: cycles left in the current phase, and which phase it is.
+    phase_left: u32,
+    phase: Phase,
+    /// Corners: the unit's head (`obs_head`) and whether the last aimed
+    /// request was an oFence (the next one is then an eviction).
+    head: u32,
+    aimed_fence: bool,
     warps: u32,
     lines: u32,
     entries: u32,
@@ -61,8 +69,18 @@ pub struct RawStimulus {
 
 impl RawStimulus {
     pub fn new(p: &PbParams, seed: u64) -> RawStimulus {
+        RawStimulus::with_profile(p, seed, Profile::Default)
+    }
+
+    /// A stimulus stressing `profile`'s corners.
+    pub fn with_profile(p: &PbParams, seed: u64, profile: Profile) -> RawStimulus {
         RawStimulus {
             rng: Rng::new(seed),
+            profile,
+            phase_left: 0,
+            phase: Phase::Normal,
+            head: 0,
+            aimed_fence: false,
             warps: p.warps,
             lines: p.lines,
             entries: p.entries,
@@ -77,6 +95,45 @@ impl RawStimulus {
 
     /// The next cycle's inputs.
     pub fn next_input(&mut self) -> PbIn {
+        // Corners: draws of their own, before the default ones, so that the
+        // default stream stays what it was.
+        let corners = self.profile == Profile::Corners;
+        if corners {
+            if self.phase_left == 0 {
+                self.phase = match self.rng.below(10) {
+                    0..=3 => Phase::Starve,
+                    4..=5 => Phase::Hold,
+                    _ => Phase::Normal,
+                };
+                self.phase_left = 50 + self.rng.below(950) as u32;
+            }
+            self.phase_left -= 1;
+        }
+        let starve = corners && self.phase == Phase::Starve;
+        let hold = corners && self.phase == Phase::Hold;
+        // Starved of acks, ordering ops would soon wait on them and stop
+        // the head: stores and evictions keep the flushes coming.
+        let starve_op = starve && self.rng.chance(85);
+        // Held: a flush taken now and then, so the PB stays full while
+        // evictions still find room in the FIFO.
+        let hold_pulse = hold && self.rng.chance(10);
+        // Held, half the requests are aimed: an oFence (it coalesces into
+        // the youngest entry of a full PB, or retires at the head), then an
+        // eviction of the persist one or two entries past the head.
+        let aim = if hold && self.observed && self.rng.chance(50) {
+            self.aimed_fence = !self.aimed_fence;
+            let warp = self.rng.below(self.warps as u64) as u8;
+            if self.aimed_fence {
+                Some((Op::OFence as u8, warp, None))
+            } else {
+                let idx = (self.head + 1 + self.rng.below(2) as u32) % self.entries;
+                let line = self.hooks.iter().position(|&h| h == (true, idx));
+                line.map(|l| (Op::Evict as u8, warp, Some((l as u32, idx))))
+            }
+        } else {
+            None
+        };
+        let bogus_now = corners && !starve && self.rng.chance(2);
         let r = &mut self.rng;
         // Bias: phases with few acks and a held FIFO fill the PB and saturate ACTR.
         let slow = (r.next_u64() >> 60) < 3;
@@ -91,10 +148,12 @@ impl RawStimulus {
         } else {
             (r.chance(50), r.below(self.entries as u64) as u32)
         };
-        let (ack_count, ack_epoch) = if self.observed {
+        let (ack_count, ack_epoch) = if starve {
+            (0, 0)
+        } else if self.observed {
             let e = r.below(4) as usize;
             let n = self.pending[e].min(r.below(4) as u32);
-            let bogus = r.below(3000) == 0;
+            let bogus = r.below(3000) == 0 || bogus_now;
             if r.chance(if slow { 5 } else { 50 }) && n > 0 {
                 self.pending[e] -= n;
                 (n as u8, e as u8)
@@ -116,10 +175,12 @@ impl RawStimulus {
         if inv_done {
             self.inv_seen = false;
         }
-        PbIn {
+        let mut inp = PbIn {
             rst: r.below(20_000) == 0,
             req_valid: r.chance(70),
             req_op: match r.below(100) {
+                _ if starve_op => Op::Store as u8,
+                _ if starve => Op::Evict as u8,
                 0..=49 => Op::Store as u8,
                 50..=59 => Op::Evict as u8,
                 x => 1 + (x % 6) as u8,
@@ -133,12 +194,21 @@ impl RawStimulus {
             req_line,
             req_pbv: pbv,
             req_pbidx: pbidx,
-            flush_ready: r.chance(if slow { 20 } else { 80 }),
+            flush_ready: (r.chance(if slow { 20 } else { 80 }) || starve) && (!hold || hold_pulse),
             ack_count,
             ack_epoch,
             inv_done,
             drain_all: r.below(500) == 0,
+        };
+        if let Some((op, warp, evict)) = aim {
+            inp.req_valid = true;
+            inp.req_op = op;
+            inp.req_warp = warp;
+            if let Some((line, idx)) = evict {
+                (inp.req_line, inp.req_pbv, inp.req_pbidx) = (line, true, idx);
+            }
         }
+        inp
     }
 
     /// `n` cycles of closed-loop stimulus driven into `unit`, recorded: a
@@ -157,6 +227,7 @@ impl RawStimulus {
     /// Feeds back one cycle (its inputs and the unit's outputs).
     pub fn observe(&mut self, inp: &PbIn, out: &PbOut) {
         self.observed = true;
+        self.head = out.obs_head;
         // §7: the outputs of a cycle with rst and of the reset cycle after
         // it belong to the state the reset discards.
         let reset = inp.rst || self.rst_q;
@@ -189,6 +260,33 @@ impl RawStimulus {
     }
 }
 
+/// A phase of the corners profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Normal,
+    /// No acks, flushes always taken, stores and evictions only: ACTR climbs.
+    Starve,
+    /// A flush taken in 10% of cycles: the FIFO and then the PB stay full.
+    Hold,
+}
+
+/// What a raw stimulus stresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Profile {
+    /// The stream every fuzz run and benchmark has used (kept bit for bit).
+    #[default]
+    Default,
+    /// Corners the default stream seldom reaches (the mutation campaign's
+    /// `corners` check, `docs/hardware.md` §5): phases of 50-1,000 cycles
+    /// without acks (stores and evictions only, so that the flushes taken
+    /// push ACTR to its maximum) or with few flushes taken (a full PB, half
+    /// the requests aimed: an oFence, then an eviction of the entry one or
+    /// two past the head), and
+    /// bogus acks (more than the epoch has outstanding, an error the spec
+    /// defines) in 2% of the other cycles instead of 1 in 3,000.
+    Corners,
+}
+
 /// Open loop: the stimulus without feedback.
 impl Iterator for RawStimulus {
     type Item = PbIn;
@@ -212,5 +310,28 @@ mod tests {
         assert!(a.iter().any(|i| i.req_valid && i.req_op == Op::Evict as u8));
         assert!(a.iter().any(|i| i.ack_count > 0));
         assert!(a.iter().all(|i| i.req_line < p.lines));
+    }
+
+    /// The corners profile has its phases: 50 cycles in a row without acks
+    /// and with every flush taken (ACTR climbs), and 50 with fewer than 15
+    /// flushes taken (the PB fills); its stream is not the default one.
+    #[test]
+    fn corners_profile_starves_acks_and_holds_flushes() {
+        let p = PbParams::default();
+        let c: Vec<PbIn> = RawStimulus::with_profile(&p, 3, Profile::Corners)
+            .take(20_000)
+            .collect();
+        let d: Vec<PbIn> = RawStimulus::new(&p, 3).take(20_000).collect();
+        assert_ne!(c, d);
+        let starved = c
+            .windows(50)
+            .any(|w| w.iter().all(|i| i.ack_count == 0 && i.flush_ready));
+        let held = c
+            .windows(50)
+            .any(|w| w.iter().filter(|i| i.flush_ready).count() < 15);
+        assert!(starved && held);
+        assert!(!d
+            .windows(50)
+            .any(|w| w.iter().filter(|i| i.flush_ready).count() < 15));
     }
 }

@@ -6,13 +6,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::error::{BenchError, Result};
+pub use sbrp_iface::stimulus::Profile;
 use sbrp_trace::Trace;
 
 use crate::engine::Engine;
 use crate::lockstep::Mismatch;
 use crate::suites::{
-    litmus_files, load_trace, rtl_and_model, run_fuzz, run_random, run_trace, skip_reason, Outcome,
-    RandomOutcome, Rtl, RunOpts,
+    litmus_files, load_trace, rtl_and_model, run_fuzz_with, run_random, run_trace, skip_reason,
+    Outcome, RandomOutcome, Rtl, RunOpts,
 };
 
 /// What runs.
@@ -22,7 +23,11 @@ pub enum Workload {
     /// Chained constrained-random traces.
     Random { seed: u64, cycles: u64 },
     /// Raw per-cycle stimulus straight into the unit (no front end).
-    Fuzz { seed: u64, cycles: u64 },
+    Fuzz {
+        seed: u64,
+        cycles: u64,
+        profile: Profile,
+    },
 }
 
 impl Workload {
@@ -128,13 +133,17 @@ pub fn cosim(opts: &RunOpts, work: &Workload) -> Result<CosimReport> {
         Workload::Random { seed, cycles } => {
             CosimResult::Random(run_random(*seed, *cycles, opts, built)?)
         }
-        Workload::Fuzz { seed, cycles } => {
+        Workload::Fuzz {
+            seed,
+            cycles,
+            profile,
+        } => {
             let r = built.expect("the lockstep engine builds the RTL");
             let (a, b) = rtl_and_model(opts, r)?;
             CosimResult::Fuzz {
                 seed: *seed,
                 cycles: *cycles,
-                mismatch: run_fuzz(*seed, *cycles, a, b),
+                mismatch: run_fuzz_with(*seed, *cycles, *profile, a, b),
             }
         }
         Workload::Traces(traces) => {

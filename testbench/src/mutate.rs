@@ -3,8 +3,9 @@
 //! mutants of the generated Verilog (`sbrp_tools::sample_mutations`), each
 //! run through the checks of the bench as a design given to
 //! `sbrp cosim --rtl` and `sbrp prove --rtl` would be: the litmus suite
-//! and a short random run in lockstep through the SM front end, a short
-//! fuzz run in lockstep, and the formal properties
+//! and a short random run in lockstep through the SM front end, fuzz runs
+//! in lockstep (the default stimulus and the corners profile), and the
+//! bounded formal properties at their default depths
 //! (`docs/microarch.md` is the spec the model and the properties follow).
 //! Every check first runs on the unmutated RTL: random, fuzz and the proofs
 //! must pass there (else the campaign is refused: such a check cannot tell
@@ -13,8 +14,8 @@
 //! excluded from the litmus kill criterion, which is then a lockstep
 //! divergence or a failure of a trace that passes on the original.
 //! Each check's kills are counted on its own; a mutant no check kills is
-//! classified by a sequential equivalence check against the original
-//! (`sbrp_silicon::equivalence`): equivalent (nothing could kill it), a
+//! classified, when asked, by a sequential equivalence check against the
+//! original (`sbrp_silicon::equivalence`): equivalent (nothing could kill it), a
 //! gap (its outputs differ from the original's in some run, and no check
 //! saw it), or undecided.
 
@@ -27,7 +28,7 @@ use sbrp_tools::{sample_mutations, write_atomic, Mutation};
 
 use std::collections::BTreeSet;
 
-use crate::cosim::{cosim, CosimResult, TraceResult, Workload};
+use crate::cosim::{cosim, CosimResult, Profile, TraceResult, Workload};
 use crate::error::BenchError;
 use crate::suites::RunOpts;
 
@@ -37,16 +38,26 @@ pub enum Check {
     Litmus,
     Random,
     Fuzz,
+    /// The fuzz run with the stimulus of `Profile::Corners` (ACTR at its
+    /// maximum, bogus acks).
+    Corners,
     Proofs,
 }
 
 impl Check {
-    pub const ALL: [Check; 4] = [Check::Litmus, Check::Random, Check::Fuzz, Check::Proofs];
+    pub const ALL: [Check; 5] = [
+        Check::Litmus,
+        Check::Random,
+        Check::Fuzz,
+        Check::Corners,
+        Check::Proofs,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Check::Litmus => "litmus",
             Check::Random => "random",
             Check::Fuzz => "fuzz",
+            Check::Corners => "corners",
             Check::Proofs => "proofs",
         }
     }
@@ -58,14 +69,15 @@ pub struct CampaignOptions {
     pub params: PbParams,
     /// Mutants, spread over the file.
     pub count: usize,
+    /// Run only these mutants of the sample (ids; empty: all).
+    pub only: Vec<usize>,
     pub seed: u64,
     /// Cycles of the random and fuzz runs of each mutant.
     pub random_cycles: u64,
     pub fuzz_cycles: u64,
     /// The checks to run (the others are reported as not run).
     pub checks: Vec<Check>,
-    /// Time limit of a survivor's equivalence check, seconds (0: none run;
-    /// the check is not yet trusted, `docs/hardware.md` §5).
+    /// Time limit of a survivor's equivalence check, seconds (0: none run).
     pub equiv_seconds: u32,
     /// Working directory (mutant files, mismatch waveforms, proof logs).
     pub dir: PathBuf,
@@ -185,6 +197,12 @@ fn run_check(
         Check::Fuzz => Workload::Fuzz {
             seed: o.seed,
             cycles: o.fuzz_cycles,
+            profile: Profile::Default,
+        },
+        Check::Corners => Workload::Fuzz {
+            seed: o.seed,
+            cycles: o.fuzz_cycles,
+            profile: Profile::Corners,
         },
         Check::Proofs => {
             let opts = ProveOptions {
@@ -254,6 +272,9 @@ pub fn run_campaign(
     excluded(&skip);
     let mut out = vec![];
     for (id, m) in muts.into_iter().enumerate() {
+        if !o.only.is_empty() && !o.only.contains(&id) {
+            continue;
+        }
         let t0 = Instant::now();
         let dir = o.dir.join(format!("m{id:03}"));
         std::fs::create_dir_all(&dir).map_err(|e| BenchError::Io {
@@ -325,5 +346,22 @@ mod tests {
         for x in &m {
             assert_ne!(x.apply(&v).unwrap(), v, "{x}");
         }
+    }
+
+    /// The equivalence check's controls: the campaign's m000 (`warp_ok`
+    /// inverted, killed by every suite; the first miter called it
+    /// equivalent) differs from the original after the reset; the original
+    /// is equivalent to itself.
+    #[test]
+    fn equivalence_knows_a_killed_mutant() {
+        let p = sbrp_silicon::prove_params(16, 4, 16, 8).unwrap();
+        let (v, m) = campaign_mutants(&p, 100, 1).unwrap();
+        assert!(m[0].context.contains("warp_ok"), "{}", m[0]);
+        let dir = tempfile::tempdir().unwrap();
+        let bad = m[0].apply(&v).unwrap();
+        let (r, _) = sbrp_silicon::equivalence(&v, &bad, 60, dir.path()).unwrap();
+        assert!(matches!(r, Equivalence::Differs(f) if f > 1), "{r:?}");
+        let (r, _) = sbrp_silicon::equivalence(&v, &v, 60, dir.path()).unwrap();
+        assert_eq!(r, Equivalence::Equivalent);
     }
 }

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use crate::error::{io, BenchError, Result};
 use sbrp_cosim::{BuildOpts, RtlSource, VerilatedPb};
 use sbrp_iface::slices::Slices;
-use sbrp_iface::stimulus::RawStimulus;
+use sbrp_iface::stimulus::{Profile, RawStimulus};
 use sbrp_iface::vcd::{Traced, WaveStatus};
 use sbrp_iface::{PbIn, PbParams, PbUnit};
 use sbrp_sim_fast::frontend::{
@@ -532,10 +532,21 @@ pub fn run_fuzz(
     a: Box<dyn PbUnit>,
     b: Box<dyn PbUnit>,
 ) -> Option<Mismatch> {
+    run_fuzz_with(seed, cycles, Profile::Default, a, b)
+}
+
+/// [`run_fuzz`] with the stimulus stressing `profile`'s corners.
+pub fn run_fuzz_with(
+    seed: u64,
+    cycles: u64,
+    profile: Profile,
+    a: Box<dyn PbUnit>,
+    b: Box<dyn PbUnit>,
+) -> Option<Mismatch> {
     let p = *a.params();
     let slot: MismatchSlot = Rc::new(RefCell::new(None));
     let mut l = Lockstep::new(a, b, 0, slot.clone());
-    let mut stim = RawStimulus::new(&p, seed);
+    let mut stim = RawStimulus::with_profile(&p, seed, profile);
     let rst = sbrp_iface::PbIn::reset();
     let out = l.step(&rst);
     stim.observe(&rst, &out);

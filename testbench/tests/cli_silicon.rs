@@ -385,3 +385,37 @@ fn mutate_runs_a_small_campaign() {
     );
     assert!(dir.path().join("m000/sbrp_pb.v").is_file());
 }
+
+/// The campaign's `corners` check (`docs/hardware.md` §5) kills m027 (the
+/// `am_e1` select of ACTR less the acked epoch's counter, `&` -> `|`: it
+/// shows only when a bogus ack meets a flush), which the default fuzz run
+/// of the same length misses; `--only` runs just that mutant.
+#[test]
+fn mutate_corners_check_kills_the_bogus_ack_survivor() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = sbrp(
+        &[
+            "mutate",
+            "--only",
+            "m027",
+            "--checks",
+            "fuzz,corners",
+            "--fuzz-cycles",
+            "20000",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{}", stderr(&o));
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with('m')).collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    assert!(
+        lines[0].starts_with("m027") && lines[0].ends_with("killed by corners"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  fuzz    killed 0 of 1"), "{stdout}");
+    let o = sbrp(&["mutate", "--only", "100"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

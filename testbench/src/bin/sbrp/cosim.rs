@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
-use sbrp_testbench::cosim::{cosim, CosimResult, TraceResult, Workload};
+use sbrp_testbench::cosim::{cosim, CosimResult, Profile, TraceResult, Workload};
 use sbrp_testbench::lockstep::Mismatch;
 use sbrp_testbench::suites::{Outcome, RunOpts};
 use sbrp_testbench::Engine;
@@ -50,6 +50,10 @@ pub struct CosimArgs {
     /// Cycles of the random and fuzz suites.
     #[arg(long, default_value_t = 100_000)]
     cycles: u64,
+    /// Fuzz suite: the stimulus of the mutation campaign's `corners` check
+    /// (phases without acks that take ACTR to its maximum, bogus acks).
+    #[arg(long)]
+    corners: bool,
     /// Which implementation runs.
     #[arg(long, value_enum, default_value_t = EngineArg::Lockstep)]
     engine: EngineArg,
@@ -133,6 +137,11 @@ pub fn run(a: &CosimArgs) -> Result<Verdict> {
         (Some(Suite::Fuzz), _) => Workload::Fuzz {
             seed: a.seed,
             cycles: a.cycles,
+            profile: if a.corners {
+                Profile::Corners
+            } else {
+                Profile::Default
+            },
         },
         (None, Some(f)) => Workload::trace(f, &p)?,
         (None, None) => bail!("give --suite litmus|random|fuzz or --trace FILE"),
