@@ -47,6 +47,25 @@ fn each_rung_adds_one_switch_and_the_v2_unit_has_none() {
     assert_eq!(pts.len(), 4 + 2 * STEPS.len());
 }
 
+/// `sbrp bench` of `app` at `size` under sbrp-near, checked at every
+/// durable point, with `extra` arguments.
+fn checked_bench(app: &str, size: &str, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![
+        "bench",
+        "--app",
+        app,
+        "--size",
+        size,
+        "--preset",
+        "sbrp-near",
+        "--check",
+        "--jobs",
+        "2",
+    ];
+    args.extend(extra);
+    sbrp(&args)
+}
+
 /// Every rung on two apps at reduced sizes, checked at every durable point
 /// (persistency checker, invariant, end image).
 #[test]
@@ -54,27 +73,16 @@ fn the_idealised_unit_keeps_persist_order_at_every_rung() {
     let v2 = STEPS.iter().position(|s| s.label == "v2 unit").unwrap();
     for (app, size) in [("scan", "4096"), ("gpkvs", "2048")] {
         for step in STEPS[..v2].iter().chain(STEPS.last()) {
-            let mut args = vec![
-                "bench",
-                "--app",
-                app,
-                "--size",
-                size,
-                "--preset",
-                "sbrp-near",
-                "--check",
-                "--jobs",
-                "2",
-            ];
             let sets: Vec<String> = step
                 .settings
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
+            let mut extra = vec![];
             for s in &sets {
-                args.extend(["--set", s.as_str()]);
+                extra.extend(["--set", s.as_str()]);
             }
-            let (code, out, err) = sbrp(&args);
+            let (code, out, err) = checked_bench(app, size, &extra);
             assert_eq!(code, 0, "{app} at {}: {out}{err}", step.label);
             assert!(
                 out.contains("persist order holds at every durable point"),
@@ -95,22 +103,11 @@ fn the_idealised_units_faults_are_caught() {
         ("scan", "8192", "ignore-fsm"),
         ("scan", "8192", "ignore-coalesce-ordering"),
     ] {
-        let (code, out, err) = sbrp(&[
-            "bench",
-            "--app",
+        let (code, out, err) = checked_bench(
             app,
-            "--size",
             size,
-            "--preset",
-            "sbrp-near",
-            "--set",
-            "ideal.unit=true",
-            "--unit-fault",
-            fault,
-            "--check",
-            "--jobs",
-            "2",
-        ]);
+            &["--set", "ideal.unit=true", "--unit-fault", fault],
+        );
         assert_eq!(code, 1, "{app} {fault}: {out}{err}");
         assert!(
             out.contains("first broken at cycle"),
