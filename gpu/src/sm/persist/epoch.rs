@@ -16,16 +16,4 @@ pub const BAR: &[Step] = &[FlushPm, FlushVol, WaitPm, InvAll];
 /// A non-persistent fence (GPM's and SPB's too).
 pub const NPFENCE: &[Step] = &[FlushPm, FlushVol, WaitAll, FenceDelay, InvAll];
 
-pub static EPOCH: Table = Table {
-    ofence: FENCE,
-    dfence: FENCE,
-    acq_block: ACQREL,
-    acq_device: ACQREL,
-    rel_block: ACQREL,
-    rel_device: ACQREL,
-    npfence: NPFENCE,
-    bar: BAR,
-    after_bar: None,
-    checker: check::Model::Epoch,
-    far_only: false,
-};
+pub static EPOCH: Table = Table::uniform(FENCE, ACQREL, NPFENCE, BAR, check::Model::Epoch, false);

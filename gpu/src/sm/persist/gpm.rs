@@ -16,16 +16,5 @@ const ACQREL: &[Step] = &[
     FlushPm, WaitPm, InvPm, FlushVol, WaitAll, FenceDelay, InvAll,
 ];
 
-pub static GPM: Table = Table {
-    ofence: FENCE,
-    dfence: FENCE,
-    acq_block: ACQREL,
-    acq_device: ACQREL,
-    rel_block: ACQREL,
-    rel_device: ACQREL,
-    npfence: NPFENCE,
-    bar: BAR,
-    after_bar: None,
-    checker: check::Model::Gpm,
-    far_only: true,
-};
+/// PM-far only (`far_only`).
+pub static GPM: Table = Table::uniform(FENCE, ACQREL, NPFENCE, BAR, check::Model::Gpm, true);

@@ -31,6 +31,31 @@ pub struct Table {
 }
 
 impl Table {
+    /// A model whose fences share one action and whose acquires and
+    /// releases, of either scope, share another (epoch, GPM).
+    pub const fn uniform(
+        fence: &'static [Step],
+        acqrel: &'static [Step],
+        npfence: &'static [Step],
+        bar: &'static [Step],
+        checker: check::Model,
+        far_only: bool,
+    ) -> Table {
+        Table {
+            ofence: fence,
+            dfence: fence,
+            acq_block: acqrel,
+            acq_device: acqrel,
+            rel_block: acqrel,
+            rel_device: acqrel,
+            npfence,
+            bar,
+            after_bar: None,
+            checker,
+            far_only,
+        }
+    }
+
     fn steps(&self, i: &Instr) -> &'static [Step] {
         match i {
             Instr::OFence => self.ofence,
