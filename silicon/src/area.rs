@@ -10,7 +10,7 @@ use sbrp_iface::{storage_totals, PbParams};
 use sbrp_tools::{write_atomic, FsError, LogFile};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{fill, SynthConf, ABC_SCRIPT, SDC, STA_TCL, SYNTH_YS};
+use crate::config::{fill, SynthConf, ABC_SCRIPT, SDC, SYNTH_YS};
 use crate::error::{Result, SiliconError};
 use crate::fo4::{measure_fo4, Fo4};
 use crate::liberty::Liberty;
@@ -18,7 +18,7 @@ use crate::memories::{attach_areas, parse_memories, MemoryPorts};
 use crate::netlist::{generic_cells, module_areas, repair_fanout, ModuleArea};
 use crate::route::RouteReport;
 use crate::sram::SramReport;
-use crate::sta::{parse_sta, TimingReport};
+use crate::sta::{run_sta, StaFiles, TimingReport};
 use crate::tools::{generate, require, sta, yosys};
 
 /// The blocks of the report, in report order: the PB memories (every
@@ -234,32 +234,12 @@ pub fn run_area_flow_on(
         None
     };
     let timing = if timing {
-        let sdc = dir.join("sbrp_pb.sdc");
-        write(&sdc, SDC)?;
-        let tcl = fill(
-            STA_TCL,
-            &[
-                ("LIBERTY", liberty),
-                ("NETLIST", netlist.display().to_string()),
-                ("SDC", sdc.display().to_string()),
-                ("PARASITICS", String::new()),
-            ],
-        );
-        let tcl_path = dir.join("sta_timing.tcl");
-        write(&tcl_path, &tcl)?;
-        let log = dir.join("sta.log");
-        let mut cmd = sta.command();
-        cmd.arg("-no_splash").arg("-exit").arg(&tcl_path);
-        let text = sta.run(&mut cmd, "OpenSTA", LogFile::Write(&log))?.text;
-        // OpenSTA reports errors of a script and still exits 0.
-        let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("Error")).collect();
-        if !errors.is_empty() {
-            return Err(SiliconError::Output(format!(
-                "OpenSTA failed:\n{}",
-                errors.join("\n")
-            )));
-        }
-        Some(parse_sta(&text)?)
+        let files = StaFiles {
+            sdc: ("sbrp_pb.sdc", SDC),
+            tcl: "sta_timing.tcl".into(),
+            log: "sta.log".into(),
+        };
+        Some(run_sta(dir, &liberty, &netlist, String::new(), &files)?)
     } else {
         None
     };

@@ -16,11 +16,9 @@ use std::time::Instant;
 use sbrp_tools::{write_atomic, FsError, LogFile, Tool};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{
-    fill, SynthConf, QROUTER_TCL, ROUTED_SDC, ROUTE_PREP_YS, ROUTE_PROJECT_VARS, STA_TCL,
-};
+use crate::config::{fill, SynthConf, QROUTER_TCL, ROUTED_SDC, ROUTE_PREP_YS, ROUTE_PROJECT_VARS};
 use crate::error::{Result, SiliconError};
-use crate::sta::{parse_sta, PathTiming, TimingReport};
+use crate::sta::{run_sta, PathTiming, StaFiles, TimingReport};
 use crate::tools::{require, sta, yosys};
 
 /// Clock uncertainty of the routed SDC, as a fraction of the period.
@@ -453,33 +451,13 @@ fn sta_run(
     spef: Option<&Path>,
     tag: &str,
 ) -> Result<TimingReport> {
-    let sdc = dir.join("sbrp_pb_routed.sdc");
-    write(&sdc, ROUTED_SDC)?;
     let parasitics = spef.map_or(String::new(), |p| format!("read_spef {}", p.display()));
-    let tcl = fill(
-        STA_TCL,
-        &[
-            ("LIBERTY", liberty.to_string()),
-            ("NETLIST", netlist.display().to_string()),
-            ("SDC", sdc.display().to_string()),
-            ("PARASITICS", parasitics),
-        ],
-    );
-    let tcl_path = dir.join(format!("sta_{tag}.tcl"));
-    write(&tcl_path, &tcl)?;
-    let log = dir.join(format!("sta_{tag}.log"));
-    let sta = sta();
-    let mut cmd = sta.command();
-    cmd.arg("-no_splash").arg("-exit").arg(&tcl_path);
-    let text = sta.run(&mut cmd, "OpenSTA", LogFile::Write(&log))?.text;
-    let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("Error")).collect();
-    if !errors.is_empty() {
-        return Err(SiliconError::Output(format!(
-            "OpenSTA failed:\n{}",
-            errors.join("\n")
-        )));
-    }
-    parse_sta(&text)
+    let files = StaFiles {
+        sdc: ("sbrp_pb_routed.sdc", ROUTED_SDC),
+        tcl: format!("sta_{tag}.tcl"),
+        log: format!("sta_{tag}.log"),
+    };
+    run_sta(dir, liberty, netlist, parasitics, &files)
 }
 
 /// qflow, qrouter and OpenSTA start (else the `apt-get` line): checked

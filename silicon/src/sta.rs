@@ -1,13 +1,19 @@
-//! OpenSTA's report (from `constraints/timing/sta_timing.tcl`): the worst
+//! OpenSTA's run (`run_sta`, shared by the area flow and the routed flow)
+//! and its report (from `constraints/timing/sta_timing.tcl`): the worst
 //! register-to-register, input-to-register, register-to-output and
 //! input-to-output paths, each split into launch (clock-to-Q), logic and
 //! capture (setup), the highest clock the register-to-register path allows,
 //! and the worst slack at the SDC's clock.
 
+use std::path::Path;
+
+use sbrp_tools::{write_atomic, LogFile};
 use serde::{Deserialize, Serialize};
 
 use crate::area::block_of;
+use crate::config::{fill, STA_TCL};
 use crate::error::{Result, SiliconError};
+use crate::tools::sta;
 
 /// The kinds of path the script reports, in its order.
 pub const PATH_KINDS: [&str; 7] = [
@@ -256,6 +262,52 @@ pub(crate) fn parse_sta(text: &str) -> Result<TimingReport> {
         min_period_ns: min_period,
         fmax_mhz: 1000.0 / min_period,
     })
+}
+
+/// The files of one OpenSTA run in its directory: the constraints (name
+/// and text), the script and the log.
+pub(crate) struct StaFiles<'a> {
+    pub sdc: (&'a str, &'a str),
+    pub tcl: String,
+    pub log: String,
+}
+
+/// Runs OpenSTA's script in `dir` on `netlist` with the constraints of
+/// `files` and the `parasitics` command (empty: none).
+pub(crate) fn run_sta(
+    dir: &Path,
+    liberty: &str,
+    netlist: &Path,
+    parasitics: String,
+    files: &StaFiles<'_>,
+) -> Result<TimingReport> {
+    let sdc_path = dir.join(files.sdc.0);
+    write_atomic(&sdc_path, files.sdc.1.as_bytes())?;
+    let tcl = fill(
+        STA_TCL,
+        &[
+            ("LIBERTY", liberty.to_string()),
+            ("NETLIST", netlist.display().to_string()),
+            ("SDC", sdc_path.display().to_string()),
+            ("PARASITICS", parasitics),
+        ],
+    );
+    let tcl_path = dir.join(&files.tcl);
+    write_atomic(&tcl_path, tcl.as_bytes())?;
+    let log = dir.join(&files.log);
+    let sta = sta();
+    let mut cmd = sta.command();
+    cmd.arg("-no_splash").arg("-exit").arg(&tcl_path);
+    let text = sta.run(&mut cmd, "OpenSTA", LogFile::Write(&log))?.text;
+    // OpenSTA reports errors of a script and still exits 0.
+    let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("Error")).collect();
+    if !errors.is_empty() {
+        return Err(SiliconError::Output(format!(
+            "OpenSTA failed:\n{}",
+            errors.join("\n")
+        )));
+    }
+    parse_sta(&text)
 }
 
 #[cfg(test)]
