@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use sbrp_gpu::mem::Access;
-use sbrp_gpu::{Gpu, GpuConfig, RunOpts};
+use sbrp_gpu::{Gpu, GpuConfig, RunOpts, RunReport};
 use sbrp_trace::program::{Instr, Space};
 use sbrp_trace::Scope;
 
@@ -266,6 +266,22 @@ fn epoch_eviction_counts_as_an_eviction_flush() {
     assert_eq!(r.sm.evict_flushes, 1);
 }
 
+/// A PM line loaded, another stored, `fence`, then the first line loaded
+/// again, on one warp.
+fn load_across(c: &GpuConfig, fence: Instr) -> RunReport {
+    let (x, y) = (line_addr(c, PM, 1), line_addr(c, PM, 2));
+    run(
+        c,
+        &one_cta(vec![vec![
+            ld(c, Space::Pm, x),
+            st(c, Space::Pm, y),
+            fence,
+            ld(c, Space::Pm, x),
+            compute(1),
+        ]]),
+    )
+}
+
 /// `artifact.dfence_keeps_l1`: off (default: the paper and the unit), a PM
 /// line loaded before a dFence misses after it; on (the artifact), it hits.
 #[test]
@@ -273,17 +289,7 @@ fn sbrp_dfence_invalidates_switch() {
     for inv in [false, true] {
         let mut c = cfg("sbrp-near");
         c.artifact.dfence_keeps_l1 = !inv;
-        let (x, y) = (line_addr(&c, PM, 1), line_addr(&c, PM, 2));
-        let r = run(
-            &c,
-            &one_cta(vec![vec![
-                ld(&c, Space::Pm, x),
-                st(&c, Space::Pm, y),
-                Instr::DFence,
-                ld(&c, Space::Pm, x),
-                compute(1),
-            ]]),
-        );
+        let r = load_across(&c, Instr::DFence);
         assert_eq!(
             r.sm.l1_pm_read_misses,
             1 + inv as u64,
@@ -297,17 +303,7 @@ fn sbrp_dfence_invalidates_switch() {
 #[test]
 fn sbrp_ofence_keeps_clean_pm_lines() {
     let c = cfg("sbrp-near");
-    let (x, y) = (line_addr(&c, PM, 1), line_addr(&c, PM, 2));
-    let r = run(
-        &c,
-        &one_cta(vec![vec![
-            ld(&c, Space::Pm, x),
-            st(&c, Space::Pm, y),
-            Instr::OFence,
-            ld(&c, Space::Pm, x),
-            compute(1),
-        ]]),
-    );
+    let r = load_across(&c, Instr::OFence);
     assert_eq!(r.sm.l1_pm_read_misses, 1);
     assert_eq!(r.sm.l1_pm_read_hits, 1);
 }

@@ -437,11 +437,10 @@ fn actr_invariants_hold_from_reset_and_catch_a_miscounting_mutant() {
 
 /// `actr` by k-induction with `INV_ACTR` (16 entries / 4 warps): proved for
 /// every depth at k = 2 (the step about 50-75 s of yosys-abc, docs/hardware.md
-/// §5, hence ignored). Negative control: the RTL whose ACTR may reach its
+/// §5; in CI, as the proof and its control are the point). Negative control: the RTL whose ACTR may reach its
 /// maximum and wrap (`ACTR_WRAP`) is not proved, though BMC to 14 frames
 /// passes it (the wrap needs 255 unacknowledged flushes).
 #[test]
-#[ignore = "about 1.5 min: the inductive step of actr"]
 fn actr_is_proved_by_k_induction_and_its_wrap_mutant_is_not() {
     let p = params(16, 4);
     let dir = tempfile::tempdir().unwrap();
