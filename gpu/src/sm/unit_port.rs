@@ -262,7 +262,7 @@ impl Sm {
             idle: out.idle,
         };
         port::after_step(&mut side, &inp, &out, req, now);
-        self.stats.actr_peak = self.unit_state.port.actr_peak;
+        self.stats.actr_peak = self.stats.actr_peak.max(self.unit_state.port.actr_peak);
         let requesting = self.masks.unitreq != 0;
         let stalled = self.masks.waitstall != 0;
         // Idle inputs and the same outputs as the cycle before: the unit
