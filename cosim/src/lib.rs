@@ -94,6 +94,10 @@ pub struct VerilatedPb {
     in_masks: [u64; N_IN],
     /// The waveform of every signal being written, and where its error goes.
     trace: Option<(PathBuf, WaveStatus)>,
+    /// Cycles from a request taken to its response: 3, more with register
+    /// slices in the top (`docs/microarch.md` §2.1), which the Verilog does
+    /// not declare; [`Self::with_rsp_latency`] sets it.
+    rsp_latency: usize,
 }
 
 // SAFETY: the model (its own VerilatedContext and a Verilated model built
@@ -130,7 +134,15 @@ impl VerilatedPb {
             report,
             in_masks: std::array::from_fn(|i| ports::inputs()[i].mask(&params)),
             trace: None,
+            rsp_latency: sbrp_iface::consts::RSP_LATENCY,
         }
+    }
+
+    /// The response latency of a top with register slices (§2.1):
+    /// `Slices::rsp_latency`. The front end's contract monitor checks it.
+    pub fn with_rsp_latency(mut self, cycles: usize) -> VerilatedPb {
+        self.rsp_latency = cycles;
+        self
     }
 
     /// Starts a waveform (VCD) of every signal of the RTL, internal ones
@@ -188,7 +200,7 @@ impl VerilatedPb {
         let mut report = self.report.clone();
         report.cache_hit = true;
         report.build_time = std::time::Duration::ZERO;
-        Self::instantiate(self.params, self.fns, report)
+        Self::instantiate(self.params, self.fns, report).with_rsp_latency(self.rsp_latency)
     }
 
     /// What the build did (cache entry, hit or miss, build time).
@@ -226,6 +238,10 @@ impl PbUnit for VerilatedPb {
 
     fn name(&self) -> &str {
         "verilator"
+    }
+
+    fn rsp_latency(&self) -> usize {
+        self.rsp_latency
     }
 }
 

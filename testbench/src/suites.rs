@@ -112,7 +112,10 @@ impl Rtl {
             },
             ..BuildOpts::default()
         };
-        let proto = VerilatedPb::build(&opts.params, src, &build)?;
+        // A top with slices (generated, or a file of one, `--rtl` with
+        // `--slices`) answers later (§2.1).
+        let proto = VerilatedPb::build(&opts.params, src, &build)?
+            .with_rsp_latency(opts.slices.rsp_latency());
         Ok(Rtl { proto })
     }
     pub fn instance(&self) -> VerilatedPb {
@@ -277,13 +280,32 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
     if let Some(d) = &vcd {
         std::fs::create_dir_all(d).map_err(io(format!("cannot create {}", d.display())))?;
     }
-    let notes: Vec<String> = match (opts.pm_latency, FrontEndConfig::trace_pm_latency(t)) {
+    let mut notes: Vec<String> = match (opts.pm_latency, FrontEndConfig::trace_pm_latency(t)) {
         (Some(l), Some(c)) => vec![format!(
             "the run's pm_latency {l} overrides pm_latency={} of {}:{}",
             c.value, t.file, c.line
         )],
         _ => vec![],
     };
+    // A trace's `resume ... within N` bounds are the unsliced unit's cycle
+    // counts (§2.1); every ordering and durability expectation stays.
+    let resume = |e: &&sbrp_trace::Expectation| matches!(e.what, sbrp_trace::Expect::Resume(..));
+    let bounds = t.expects.iter().filter(resume).count();
+    if !opts.slices.is_none() && bounds > 0 {
+        notes.push(format!(
+            "{bounds} `resume ... within` bound(s) not checked: they count the unit without register slices"
+        ));
+    }
+    let races = |e: &&sbrp_trace::Expectation| {
+        use sbrp_trace::Expect::*;
+        matches!(e.what, Occurs(..) | Stall(..) | Flushes(..))
+    };
+    let lat = opts.slices.rsp_latency();
+    if lat > 5 && t.expects.iter().any(|e| races(&e)) {
+        notes.push(format!(
+            "the trace's races (occurs, stall, flushes) were written for a 3-cycle round trip; at {lat} cycles some windows close (docs/microarch.md §2.1)"
+        ));
+    }
     let us = units(opts, rtl, sms, &slot, &plan)?;
     let mut fe = front_end(t, opts, us)?;
     if opts.record_dir.is_none() && t.expects.is_empty() {
@@ -314,8 +336,14 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
             out.fails
                 .push(format!("did not finish within {} cycles", opts.max_cycles));
         }
+        let expects: Vec<sbrp_trace::Expectation> = t
+            .expects
+            .iter()
+            .filter(|e| opts.slices.is_none() || !resume(e))
+            .cloned()
+            .collect();
         out.fails
-            .extend(evaluate(&t.expects, &exec).iter().map(|f| f.to_string()));
+            .extend(evaluate(&expects, &exec).iter().map(|f| f.to_string()));
     }
     // Completes the waveforms (the traced units finish their files on drop).
     drop(fe);

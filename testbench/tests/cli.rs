@@ -146,6 +146,39 @@ fn model_only_litmus_suite_passes_and_a_model_fault_fails() {
     assert!(out.contains("FAIL"), "{out}");
 }
 
+/// `--slices` (docs/microarch.md §2.1): the litmus suite passes behind a
+/// response stage with a note on the resume bounds, the Verilog carries
+/// the flush hold, and a stage count beyond 2 is refused (exit 2, nothing
+/// written).
+#[test]
+fn slices_run_the_suite_write_the_hold_and_refuse_three_stages() {
+    let args = ["cosim", "--suite", "litmus", "--model-only", "--slices"];
+    let (code, out, err) = sbrp(&[&args[..], &["1,1,0"]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("register slices 1,1,0") && out.contains("5 cycles"),
+        "{out}"
+    );
+    assert!(
+        out.contains(" 0 failed") && out.contains("not checked"),
+        "{out}"
+    );
+    let (_keep, d) = tmp("sliced");
+    let dir = d.to_str().unwrap();
+    let (code, _, err) = sbrp(&["verilog", "--slices", "0,1,0", "--out", dir]);
+    assert_eq!(code, 0, "{err}");
+    let v = std::fs::read_to_string(d.join("sbrp_pb.v")).unwrap();
+    assert!(v.contains("always @(*) flush_hold = (hs1_valid"), "no hold");
+    let (_keep2, d2) = tmp("refused");
+    let dir2 = d2.to_str().unwrap();
+    let (code, _, err) = sbrp(&["verilog", "--slices", "0,3,0", "--out", dir2]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("0,3,0"), "{err}");
+    assert!(!d2.exists());
+    let (code, _, err) = sbrp(&[&args[..], &["1,1"]].concat());
+    assert_eq!(code, 2, "{err}");
+}
+
 #[test]
 fn bench_unit_times_the_model_on_both_stimuli() {
     let (code, out, err) = sbrp(&["bench-unit", "--cycles", "100000"]);

@@ -128,22 +128,12 @@ fn litmus_suite_in_lockstep_default_config() {
     }
 }
 
-/// A litmus trace for a sliced unit: its `resume ... within N` bounds are
-/// the unsliced unit's cycle counts (§2.1: slices change cycle counts), so
-/// they are dropped; every ordering and durability expectation stays.
-fn without_cycle_bounds(mut t: sbrp_trace::Trace) -> sbrp_trace::Trace {
-    t.expects
-        .retain(|e| !matches!(e.what, sbrp_trace::Expect::Resume(..)));
-    t
-}
-
-/// Register slices (docs/microarch.md §2.1): 1 and 2 stages on the request
-/// and ack paths, RTL = model every cycle on the litmus suite, the random
-/// suite (hostile domain, `alldurable` and `pmo` checked) and raw fuzzing,
-/// every ordering verdict holding; with response stages too (1 and 2 on
-/// all three paths), RTL = model on raw fuzzing. The front end's contract
-/// monitor checks each response arrives `3 + Sreq + Srsp` cycles after its
-/// request.
+/// Register slices (docs/microarch.md §2.1): 1 and 2 stages on each path,
+/// RTL = model every cycle on the litmus suite, the random suite (hostile
+/// domain, `alldurable` and `pmo` checked) and raw fuzzing, every litmus
+/// verdict holding (at 2,2,2 the safety ones: see [`is_race`]). The front end's contract monitor checks each response
+/// arrives `3 + Sreq + Srsp` cycles after its request, its L1 that every
+/// flush reads the words of the stores answered before it.
 #[test]
 fn register_slices_in_lockstep_change_no_verdict() {
     let p = PbParams {
@@ -153,12 +143,7 @@ fn register_slices_in_lockstep_change_no_verdict() {
         ..PbParams::default()
     };
     let files = litmus_files(&litmus_dir()).unwrap();
-    for (sl, suites) in [
-        ("1,0,1", true),
-        ("2,0,2", true),
-        ("1,1,1", false),
-        ("2,2,2", false),
-    ] {
+    for sl in ["1,0,1", "2,0,2", "0,1,0", "1,1,1", "0,2,2", "2,2,2"] {
         let sl: Slices = sl.parse().unwrap();
         let mut o = opts(p);
         o.slices = sl;
@@ -166,15 +151,15 @@ fn register_slices_in_lockstep_change_no_verdict() {
         let (a, b) = rtl_and_model(&o, &rtl).unwrap();
         let m = run_fuzz(7, 20_000, a, b);
         assert!(m.is_none(), "slices {sl} fuzz: {}", m.unwrap());
-        if !suites {
-            continue;
-        }
         // The litmus traces' stall expectations assume the default unit.
         let mut lo = opts(PbParams::default());
         lo.slices = sl;
         let lrtl = Rtl::build(&lo).unwrap();
         for f in &files {
-            let t = without_cycle_bounds(load_trace(f).unwrap());
+            let mut t = load_trace(f).unwrap();
+            if sl.req + sl.rsp > 2 {
+                t.expects.retain(|e| !is_race(&e.what));
+            }
             let r = run_trace(&t, &lo, Some(&lrtl), "litmus").unwrap();
             let at = format!("slices {sl}, {}", f.display());
             assert!(r.mismatch.is_none(), "{at}: {}", r.mismatch.unwrap());
@@ -190,20 +175,35 @@ fn register_slices_in_lockstep_change_no_verdict() {
     }
 }
 
-/// A response slice is not tolerated (§2.1): the L1 writes a store when its
-/// response arrives, and a response one cycle late lets the entry's flush
-/// read the line first. The bench's L1 sees it on litmus 1.
+/// Negative control of the flush hold (§2.1): the L1 writes a store when
+/// its response arrives, so behind a response slice the entry's flush
+/// would read the line first. The generated RTL with the hold tied to 0,
+/// run alone on litmus 1, makes the bench's L1 report it; the RTL as
+/// generated passes the same trace.
 #[test]
-fn a_response_slice_lets_a_flush_overtake_its_store() {
+fn a_response_slice_without_the_flush_hold_lets_a_flush_overtake_its_store() {
     let t = load_trace(&litmus_dir().join("01_same_line_after_ofence.trace")).unwrap();
-    let mut o = model_opts(PbParams::default());
-    o.slices = "0,1,0".parse().unwrap();
-    let r = run_trace(&t, &o, None, "rsp").unwrap();
-    assert!(
-        r.fails.iter().any(|f| f.contains("has no written words")),
-        "{:?}",
-        r.fails
-    );
+    let p = PbParams::default();
+    let sl: Slices = "0,1,0".parse().unwrap();
+    let v = sbrp_hdl::generate_verilog_sliced(&p, sl).unwrap();
+    let hold = "always @(*) flush_hold = (hs1_valid & (hs1_line == f_line)) | (hp_valid & (hp_line == f_line));";
+    let cut = VerilogPatch::once(hold, "always @(*) flush_hold = 1'b0;")
+        .apply(&v)
+        .unwrap();
+    let dir = Scratch::new("no-flush-hold").unwrap();
+    for (name, text, broken) in [("as_generated", v.as_str(), false), ("no_hold", &cut, true)] {
+        let path = dir.path().join(format!("{name}.v"));
+        std::fs::write(&path, text).unwrap();
+        let mut o = opts(p);
+        o.engine = Engine::Verilator;
+        o.rtl = Some(path);
+        o.slices = sl;
+        let rtl = Rtl::build(&o).unwrap();
+        let r = run_trace(&t, &o, Some(&rtl), name).unwrap();
+        let overtaken = r.fails.iter().any(|f| f.contains("has no written words"));
+        assert_eq!(overtaken, broken, "{name}: {:?}", r.fails);
+        assert_eq!(r.fails.is_empty(), !broken, "{name}: {:?}", r.fails);
+    }
 }
 
 /// What a run made durable: the stores performed (by program position) and
@@ -233,46 +233,78 @@ fn durable_result(dir: &std::path::Path, name: &str) -> (Vec<String>, Vec<String
     (persisted, durable)
 }
 
-/// Slices change cycle counts only: on every litmus trace (model), the same
-/// stores persist, the same cells become durable, per-warp persist order
-/// (`pmo`) and `alldurable` hold and every expectation passes, with 0, 1
-/// and 2 stages on every path. Negative control: behind the same slices, a
-/// model whose evictions ignore their warps' fences fails litmus 19, so the
-/// checks still see a broken order (at 2,0,2 that trace happens to miss
-/// the race; 1,0,1 hits it).
+/// The traces' race expectations: a reordering shown, a stall seen, a
+/// flush count, a resume bound. They hold for the round trip the traces
+/// were written for; the safety ones (forbid, order, pmo, alldurable,
+/// nostall, early, maxactr, ldmiss) hold at any latency.
+fn is_race(e: &sbrp_trace::Expect) -> bool {
+    use sbrp_trace::Expect::*;
+    matches!(e, Occurs(..) | Stall(..) | Flushes(..) | Resume(..))
+}
+
+/// Slices change cycle counts only: on every litmus trace (model), at each
+/// of the 27 settings (0..2 stages on each path), the same stores persist,
+/// per-warp persist order (`pmo`), `alldurable` and every safety
+/// expectation hold. Up to two extra cycles of round trip (Sreq + Srsp <=
+/// 2) every expectation passes, races included, and the same cells become
+/// durable; beyond, a 7- or 8-cycle round trip spreads a warp's requests
+/// past the windows the races were written for, so only those are left
+/// out (docs/microarch.md §2.1 lists which). Negative control: behind
+/// slices, a model whose evictions ignore their warps' fences fails litmus
+/// 19, so the checks still see a broken order (at 2,0,2 that trace happens
+/// to miss the race; 1,0,1 hits it).
 #[test]
 fn register_slices_change_no_persist_order_or_durability() {
     use sbrp_trace::{Expect, Expectation};
     let dir = std::env::temp_dir().join(format!("sbrp-slices-{}", std::process::id()));
+    let all: Vec<Slices> = (0..27)
+        .map(|i| Slices {
+            req: (i / 9) as u8,
+            rsp: (i / 3 % 3) as u8,
+            ack: (i % 3) as u8,
+        })
+        .collect();
+    let mut races_missed = 0;
     for f in litmus_files(&litmus_dir()).unwrap() {
-        let mut t = without_cycle_bounds(load_trace(&f).unwrap());
+        let mut t = load_trace(&f).unwrap();
         for what in [Expect::AllDurable, Expect::Pmo] {
             t.expects.push(Expectation { line: 0, what });
         }
+        let mut safety = t.clone();
+        safety.expects.retain(|e| !is_race(&e.what));
         let mut results = vec![];
-        for sl in ["0,0,0", "1,0,1", "2,0,2", "2,0,0", "0,0,2"] {
+        for sl in &all {
             let mut o = model_opts(PbParams::default());
-            o.slices = sl.parse().unwrap();
+            o.slices = *sl;
             o.record_dir = Some(dir.clone());
             let name = format!(
-                "{}_{}",
+                "{}_{}{}{}",
                 f.file_stem().unwrap().to_string_lossy(),
-                sl.replace(',', "")
+                sl.req,
+                sl.rsp,
+                sl.ack
             );
-            let r = run_trace(&t, &o, None, &name).unwrap();
+            let near = sl.req + sl.rsp <= 2;
+            if !near && !run_trace(&t, &o, None, &name).unwrap().ok() {
+                races_missed += 1;
+            }
+            let r = run_trace(if near { &t } else { &safety }, &o, None, &name).unwrap();
             assert!(r.ok(), "slices {sl}, {}: {:?}", f.display(), r.fails);
-            results.push((sl, r.summary.cycles, durable_result(&dir, &name)));
+            results.push((*sl, near, durable_result(&dir, &name)));
         }
         let (_, _, base) = &results[0];
-        for (sl, _, res) in &results[1..] {
-            assert_eq!(
-                res,
-                base,
-                "slices {sl}, {}: durable result differs",
-                f.display()
-            );
+        for (sl, near, res) in &results[1..] {
+            let what = if *near {
+                "durable result"
+            } else {
+                "stores persisted"
+            };
+            let same = if *near { res == base } else { res.0 == base.0 };
+            assert!(same, "slices {sl}, {}: {what} differs", f.display());
         }
     }
+    // The races that far latencies miss are few and known (§2.1).
+    assert_eq!(races_missed, 33);
     let _ = std::fs::remove_dir_all(&dir);
     let t = load_trace(&litmus_dir().join("19_eviction_other_warps_fence.trace")).unwrap();
     let mut o = model_opts(PbParams::default());

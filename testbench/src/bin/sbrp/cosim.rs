@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
+use sbrp_iface::slices::Slices;
 use sbrp_testbench::cosim::{cosim, CosimResult, Profile, TraceResult, Workload};
 use sbrp_testbench::lockstep::Mismatch;
 use sbrp_testbench::suites::{Outcome, RunOpts};
@@ -89,6 +90,11 @@ pub struct CosimArgs {
     /// repeated runs of one configuration.
     #[arg(long)]
     pgo: bool,
+    /// Register slices at the unit's boundary, stages on the request,
+    /// response and ack paths, each 0..2 (docs/microarch.md §2.1); in the
+    /// generated RTL and the model alike (with `--rtl`: a file built so).
+    #[arg(long, value_name = "REQ,RSP,ACK", default_value = "0,0,0")]
+    slices: Slices,
 }
 
 impl CosimArgs {
@@ -117,6 +123,7 @@ impl CosimArgs {
             opts.pm_latency = Some(l);
         }
         opts.fault = self.fault.into();
+        opts.slices = self.slices;
         Ok(opts)
     }
 }
@@ -147,6 +154,13 @@ pub fn run(a: &CosimArgs) -> Result<Verdict> {
         (None, None) => bail!("give --suite litmus|random|fuzz or --trace FILE"),
     };
     print_params(&p);
+    if !opts.slices.is_none() {
+        println!(
+            "register slices {} (REQ,RSP,ACK): responses {} cycles after the request",
+            opts.slices,
+            opts.slices.rsp_latency()
+        );
+    }
     if opts.engine == Engine::Model {
         println!("model only");
     }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use sbrp_iface::slices::Slices;
 use sbrp_iface::{storage_table, storage_totals, PbParams};
 
 use crate::args::{print_params, ParamArgs};
@@ -17,17 +18,28 @@ pub struct VerilogArgs {
     /// Output directory (created if missing); the file is DIR/sbrp_pb.v.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// Register slices at the boundary, stages on the request, response
+    /// and ack paths, each 0..2 (docs/microarch.md §2.1).
+    #[arg(long, value_name = "REQ,RSP,ACK", default_value = "0,0,0")]
+    slices: Slices,
 }
 
 pub fn run(a: &VerilogArgs) -> Result<Verdict> {
     let p = a.params.params()?;
     // Generate before touching the file system: a refused parameter writes nothing.
-    let text = sbrp_hdl::generate_verilog(&p)?;
+    let text = sbrp_hdl::generate_verilog_sliced(&p, a.slices)?;
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
     let path = a.out.join("sbrp_pb.v");
     sbrp_tools::write_atomic(&path, text.as_bytes())?;
     print_params(&p);
+    if !a.slices.is_none() {
+        println!(
+            "register slices {} (REQ,RSP,ACK): responses {} cycles after the request",
+            a.slices,
+            a.slices.rsp_latency()
+        );
+    }
     print_storage(&p);
     println!(
         "wrote {} ({} lines, top module sbrp_pb)",
