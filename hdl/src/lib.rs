@@ -20,6 +20,7 @@ mod decide;
 mod epochs;
 mod fifo;
 mod head;
+mod hold;
 mod inval;
 mod pb;
 mod pipe;
@@ -30,7 +31,7 @@ pub use blocks::{SyncMem, SyncMemMasked};
 pub use pb::SbrpPb;
 
 use rust_hdl::core::prelude::*;
-use sbrp_iface::slices::Slices;
+use sbrp_iface::slices::{FlushHold, Slices};
 use sbrp_iface::{ParamError, PbIn, PbOut, PbParams, PbUnit};
 
 /// Name of the top module of the generated Verilog.
@@ -111,10 +112,15 @@ fn verilog_of<const W: usize, const WB: usize, const IW: usize, const LW: usize,
         tag: p.tag(),
         detail: format!("{e:?}"),
     })?;
-    Ok(rename_top(
-        &rust_hdl::core::prelude::generate_verilog(&uut),
-        TOP_MODULE,
-    ))
+    let v = rust_hdl::core::prelude::generate_verilog(&uut);
+    Ok(if s.rsp > 0 {
+        // Response stages: the unit as the core, the flush hold around it.
+        let mut core = rename_top(&v, hold::CORE_MODULE);
+        core.push_str(&hold::wrapper(TOP_MODULE, p, s));
+        core
+    } else {
+        rename_top(&v, TOP_MODULE)
+    })
 }
 
 fn sim_of<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>(
@@ -125,6 +131,8 @@ fn sim_of<const W: usize, const WB: usize, const IW: usize, const LW: usize, con
         p: *p,
         latency: s.rsp_latency(),
         uut: Box::new(build::<W, WB, IW, LW, A>(p, s)),
+        hold: FlushHold::new(s, p.line_bits()),
+        rst_q: false,
     })
 }
 
@@ -187,6 +195,10 @@ struct RtlSim<const W: usize, const WB: usize, const IW: usize, const LW: usize,
     /// Response latency with the slices (§2.1).
     latency: usize,
     uut: Box<SbrpPb<W, WB, IW, LW, A>>,
+    /// The flush hold of the Verilog's wrapper (response stages, §2.1).
+    hold: FlushHold,
+    /// `rst` of the last cycle (the hold's reset cycle).
+    rst_q: bool,
 }
 
 impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A: usize>
@@ -219,6 +231,8 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
                 (1u64 << bits) - 1
             }
         };
+        // The outputs are registers: this cycle's head is known before the inputs.
+        let held = self.hold.holds(self.uut.flush_line.val().to_u64() as u32);
         let u = &mut self.uut;
         u.rst.next = inp.rst;
         u.req_valid.next = inp.req_valid;
@@ -227,7 +241,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         u.req_line.next = Bits::from(u64::from(inp.req_line) & m(LW));
         u.req_pbv.next = inp.req_pbv;
         u.req_pbidx.next = Bits::from(u64::from(inp.req_pbidx) & m(IW));
-        u.flush_ready.next = inp.flush_ready;
+        u.flush_ready.next = inp.flush_ready && !held;
         u.ack_count.next = Bits::from(u64::from(inp.ack_count) & 7);
         u.ack_epoch.next = Bits::from(u64::from(inp.ack_epoch) & 3);
         u.inv_done.next = inp.inv_done;
@@ -241,7 +255,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
             rsp_warp: u.rsp_warp.val().to_u64() as u8,
             rsp_kind: u.rsp_kind.val().to_u64() as u8,
             rsp_idx: u.rsp_idx.val().to_u64() as u32,
-            flush_valid: u.flush_valid.val(),
+            flush_valid: u.flush_valid.val() && !held,
             flush_line: u.flush_line.val().to_u64() as u32,
             flush_warps: u.flush_warps.val().to_u64(),
             flush_evict: u.flush_evict.val(),
@@ -262,6 +276,9 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         };
         self.uut.clock.next = Clock { clk: true };
         self.settle();
+        let taken = (inp.req_valid && out.req_ready).then_some((inp.req_op, inp.req_line));
+        self.hold.clock(taken, self.rst_q);
+        self.rst_q = inp.rst;
         out
     }
 

@@ -270,7 +270,6 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.pipe.d_idx.next = self.decide.d_idx.val();
         self.pipe.err_ack.next = self.epochs.ack_err.val();
         self.pipe.err_warp.next = self.decide.err_warp.val();
-        self.pipe.f_line.next = self.fifo.flush_line.val();
 
         // ---- memories: port 0 the head prefetch, port 1 entry k of r1 ----
         self.pb_type.ra0.next = self.store.pf.val();
@@ -433,8 +432,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.epochs.lazy.next = self.c_lazy.val();
 
         // ---- flush FIFO: the head drain or the eviction ----
-        // held while a store's words are in a response slice (section 2.1)
-        self.fifo.flush_ready.next = self.flush_ready.val() && !self.pipe.flush_hold.val();
+        self.fifo.flush_ready.next = self.flush_ready.val();
         self.fifo.hf_pre.next = self.head_ctl.hf_pre.val();
         self.fifo.h_ok.next = self.store.h_ok.val();
         self.fifo.ep_room.next = self.epochs.ep_room.val();
@@ -459,7 +457,7 @@ impl<const W: usize, const WB: usize, const IW: usize, const LW: usize, const A:
         self.rsp_warp.next = self.pipe.rsp_warp.val();
         self.rsp_kind.next = self.pipe.rsp_kind.val();
         self.rsp_idx.next = self.pipe.rsp_idx.val();
-        self.flush_valid.next = self.fifo.flush_valid.val() && !self.pipe.flush_hold.val();
+        self.flush_valid.next = self.fifo.flush_valid.val();
         self.flush_line.next = self.fifo.flush_line.val();
         self.flush_warps.next = self.fifo.flush_warps.val();
         self.flush_evict.next = self.fifo.flush_evict.val();

@@ -10,13 +10,7 @@
 //! Register slices (§2.1) are extra stages here: before `r1` on the
 //! request path, after the decision on the response path (the port
 //! registers are the last stage), before `ackq` on the ack path. With no
-//! slices no stage exists and `flush_hold` is the constant 0 (synthesis
-//! removes it; its `f_line` input is then unread, waived for Verilator).
-//!
-//! `flush_hold` (§2.1, response slices): a store's response still in a
-//! response stage or at the `rsp` ports names the flush FIFO head's line,
-//! so the L1 has not yet written the store's words; the top holds the flush
-//! port (`flush_valid` low, `flush_ready` not seen) until it has.
+//! slices the Verilog is the unsliced unit's, text for text.
 
 use crate::blocks::{bv, u};
 use rust_hdl::core::prelude::*;
@@ -38,20 +32,12 @@ struct Req {
 /// One response (valid, warp, kind, idx).
 type Rsp = (bool, u64, u64, u64);
 
-/// The line of a response in flight whose store the L1 writes on arrival:
-/// (a performed or coalesced store, its line).
-type Held = (bool, u64);
-
 #[derive(Clone, Copy, Debug, Default)]
 struct State {
     /// Request slice stages (0 nearest the ports).
     rq: [Req; S],
     /// Response slice stages (0 nearest the decision; the ports follow the last).
     rs: [Rsp; S],
-    /// Beside each response stage, and beside the ports (used with
-    /// response stages only): the store line the L1 has yet to write.
-    hs: [Held; S],
-    hp: Held,
     /// Ack slice stages (count, epoch; 0 nearest the ports).
     ak: [(u64, u64); S],
     r1: Req,
@@ -88,8 +74,6 @@ pub struct ReqPipe<const WB: usize, const LW: usize, const IW: usize> {
     pub d_idx: Signal<In, Bits<IW>>,
     pub err_ack: Signal<In, bool>,
     pub err_warp: Signal<In, bool>,
-    /// The flush FIFO head's line (compared with the held stores' lines).
-    pub f_line: Signal<In, Bits<LW>>,
     pub req_ready: Signal<Out, bool>,
     pub r1_pbidx: Signal<Out, Bits<IW>>,
     /// `r1`'s line: the busy check of its decision is registered against it.
@@ -112,8 +96,6 @@ pub struct ReqPipe<const WB: usize, const LW: usize, const IW: usize> {
     pub doneq: Signal<Out, bool>,
     pub drainq: Signal<Out, bool>,
     pub error: Signal<Out, Bits<2>>,
-    /// Hold the flush port this cycle (response slices only; else 0).
-    pub flush_hold: Signal<Out, bool>,
     _s: State,
     /// Stages per path (not a signal: rust-hdl skips `_` fields).
     pub _slices: Slices,
@@ -126,12 +108,6 @@ fn shift<T: Copy>(line: &mut [T; S], n: u8, v: T) {
         line.copy_within(0..n - 1, 1);
         line[0] = v;
     }
-}
-
-/// The decision of `r` (kind `kind`) is a store the L1 writes when its
-/// response arrives: performed (0) or coalesced (1).
-fn writes_line(r: Req, kind: u64) -> bool {
-    r.valid && r.op == 0 && kind < 2
 }
 
 impl<const WB: usize, const LW: usize, const IW: usize> ReqPipe<WB, LW, IW> {
@@ -172,13 +148,6 @@ impl<const WB: usize, const LW: usize, const IW: usize> ReqPipe<WB, LW, IW> {
             decided
         };
         shift(&mut rs, sl.rsp, decided);
-        let mut hs = s.hs;
-        let hp = if sl.rsp > 0 {
-            s.hs[usize::from(sl.rsp) - 1]
-        } else {
-            Held::default()
-        };
-        shift(&mut hs, sl.rsp, (writes_line(s.r2, decided.2), s.r2.line));
         let ack_port = (u(&self.ack_count), u(&self.ack_epoch));
         let mut ak = s.ak;
         let ack = if sl.ack > 0 {
@@ -190,8 +159,6 @@ impl<const WB: usize, const LW: usize, const IW: usize> ReqPipe<WB, LW, IW> {
         State {
             rq,
             rs,
-            hs,
-            hp,
             ak,
             r1,
             r2: s.r1,
@@ -234,10 +201,6 @@ impl<const WB: usize, const LW: usize, const IW: usize> Logic for ReqPipe<WB, LW
         self.doneq.next = s.doneq;
         self.drainq.next = s.drainq;
         self.error.next = bv(s.err);
-        let f_line = u(&self.f_line);
-        let n = usize::from(self._slices.rsp);
-        let hit = |h: &Held| h.0 && h.1 == f_line;
-        self.flush_hold.next = n > 0 && (s.hs[..n].iter().any(hit) || hit(&s.hp));
     }
     fn connect(&mut self) {
         self.req_ready.connect();
@@ -259,7 +222,6 @@ impl<const WB: usize, const LW: usize, const IW: usize> Logic for ReqPipe<WB, LW
         self.doneq.connect();
         self.drainq.connect();
         self.error.connect();
-        self.flush_hold.connect();
     }
     fn hdl(&self) -> Verilog {
         let sl = self._slices;
@@ -323,47 +285,6 @@ impl<const WB: usize, const LW: usize, const IW: usize> Logic for ReqPipe<WB, LW
                 load.push_str(&format!("      rs{i}_{f} <= {v};\n"));
             }
         }
-        // Beside them the store line the L1 has yet to write (hs1..hsN, hp
-        // at the ports), and the hold of the flush port.
-        for i in 1..=sl.rsp {
-            decl.push_str(&format!(
-                "reg hs{i}_valid;\nreg [{}:0] hs{i}_line;\n",
-                lw - 1
-            ));
-            clear.push_str(&format!(
-                "      hs{i}_valid <= 1'b0; hs{i}_line <= {lw}'d0;\n"
-            ));
-            let (v, l) = if i == 1 {
-                (
-                    "r2_valid & (r2_op == 3'd0) & ~d_kind[1]".to_string(),
-                    "r2_line".to_string(),
-                )
-            } else {
-                (format!("hs{}_valid", i - 1), format!("hs{}_line", i - 1))
-            };
-            load.push_str(&format!("      hs{i}_valid <= {v}; hs{i}_line <= {l};\n"));
-        }
-        let hold = if sl.rsp > 0 {
-            let n = sl.rsp;
-            decl.push_str(&format!("reg hp_valid;\nreg [{}:0] hp_line;\n", lw - 1));
-            clear.push_str(&format!("      hp_valid <= 1'b0; hp_line <= {lw}'d0;\n"));
-            load.push_str(&format!(
-                "      hp_valid <= hs{n}_valid; hp_line <= hs{n}_line;\n"
-            ));
-            let terms: Vec<String> = (1..=n)
-                .map(|i| format!("(hs{i}_valid & (hs{i}_line == f_line))"))
-                .chain(std::iter::once(
-                    "(hp_valid & (hp_line == f_line))".to_string(),
-                ))
-                .collect();
-            format!(
-                "// a store's words not yet in the L1: hold its line's flush (section 2.1)\n\
-                 always @(*) flush_hold = {};\n",
-                terms.join(" | ")
-            )
-        } else {
-            "always @(*) flush_hold = 1'b0;\n".to_string()
-        };
         let rout = |f: &str, src: &str| {
             if sl.rsp > 0 {
                 format!("rs{}_{f}", sl.rsp)
@@ -401,7 +322,6 @@ reg [2:0] r1_op;
 reg [5:0] r1_warp;
 reg r1_pbv;
 {decl}wire taken = {rv} & req_ready;
-{hold}
 // the warp whose per-warp values are selected for the next decision
 always @(*) r1_wsel = r1_warp[{wbm}:0];
 

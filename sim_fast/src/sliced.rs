@@ -1,15 +1,16 @@
 //! The reference model with register slices at its boundary
 //! (`docs/microarch.md` §2.1): the unmodified [`PbModel`] inside delay
 //! lines on the request, response and acknowledgement paths, cycle-exact
-//! with the RTL's slices (`hdl/src/pipe.rs`). Kept outside `PbModel` so that
+//! with the RTL's slices (`hdl/src/pipe.rs`) and flush hold
+//! (`hdl/src/hold.rs`). Kept outside `PbModel` so that
 //! the unsliced model's step is untouched.
 //!
-//! With response stages the flush port is held while a store's response,
-//! which the L1 needs to write the store's words, is still on its way and
-//! names the flush FIFO head's line (§2.1): `flush_valid` reads 0 and the
-//! core does not see `flush_ready`.
+//! With response stages the flush port is held while a store of the flush
+//! FIFO head's line is decided and its response, which the L1 needs to write
+//! the store's words, is still on its way ([`FlushHold`], §2.1):
+//! `flush_valid` reads 0 and the core does not see `flush_ready`.
 
-use sbrp_iface::slices::{Slices, SLICE_MAX};
+use sbrp_iface::slices::{FlushHold, Slices, SLICE_MAX};
 use sbrp_iface::{PbIn, PbOut, PbParams, PbUnit, Probe};
 
 use crate::PbModel;
@@ -36,14 +37,6 @@ struct Rsp {
     idx: u32,
 }
 
-/// A request the core took (the wrapper's copy, to know the line and op of
-/// each response): valid, op, line.
-type Taken = (bool, u8, u32);
-
-/// A store line the L1 has yet to write: (a performed or coalesced store,
-/// its line).
-type Held = (bool, u32);
-
 /// [`PbModel`] behind [`Slices`]; a [`PbUnit`] like it.
 pub struct SlicedModel {
     core: PbModel,
@@ -53,11 +46,8 @@ pub struct SlicedModel {
     req: [Req; S],
     rsp: [Rsp; S],
     ack: [(u8, u8); S],
-    /// The requests the core took in the last three cycles (0 the latest):
-    /// the core's response now answers the oldest.
-    taken: [Taken; 3],
-    /// Beside each response stage: the store line its response carries.
-    held: [Held; S],
+    /// The stores taken at the ports, for the flush hold.
+    hold: FlushHold,
     /// `rst` of the last cycle: this is a reset cycle (§7), which clears
     /// the slices with every other register.
     rst_q: bool,
@@ -66,38 +56,22 @@ pub struct SlicedModel {
 impl SlicedModel {
     pub fn new(core: PbModel, slices: Slices) -> Result<SlicedModel, sbrp_iface::ParamError> {
         slices.validate()?;
+        let hold = FlushHold::new(slices, core.params().line_bits());
         Ok(SlicedModel {
             core,
             slices,
             req: [Req::default(); S],
             rsp: [Rsp::default(); S],
             ack: [(0, 0); S],
-            taken: [(false, 0, 0); 3],
-            held: [(false, 0); S],
+            hold,
             rst_q: false,
         })
     }
 
-    /// The store line answered by the core's response `o` (before the
-    /// response stages).
-    fn core_held(&self, o: &PbOut) -> Held {
-        let (_, op, line) = self.taken[2];
-        (o.rsp_valid && op == 0 && o.rsp_kind < 2, line)
-    }
-
-    /// The flush port is held: with response stages, a store's response on
-    /// its way (in the core's response register or a stage) names the
-    /// line at the flush FIFO's head (`o`, the core's outputs).
-    fn flush_hold(&self, o: &PbOut) -> bool {
-        let n = usize::from(self.slices.rsp);
-        let hit = |h: &Held| h.0 && h.1 == o.flush_line;
-        n > 0 && (hit(&self.core_held(o)) || self.held[..n].iter().any(hit))
-    }
-
     /// The core's view of the outputs: the response from the last slice,
-    /// the flush port held by [`Self::flush_hold`].
+    /// the flush port held by [`FlushHold`].
     fn port_out(&self, mut o: PbOut) -> PbOut {
-        o.flush_valid &= !self.flush_hold(&o);
+        o.flush_valid &= !self.hold.holds(o.flush_line);
         if self.slices.rsp > 0 {
             let r = self.rsp[usize::from(self.slices.rsp) - 1];
             o.rsp_valid = r.valid;
@@ -144,7 +118,11 @@ impl PbUnit for SlicedModel {
             (inner.ack_count, inner.ack_epoch) = self.ack[usize::from(sl.ack) - 1];
         }
         // The core's outputs are registers: known before it steps.
-        let hold = sl.rsp > 0 && self.core.next_out().is_some_and(|o| self.flush_hold(&o));
+        let hold = sl.rsp > 0
+            && self
+                .core
+                .next_out()
+                .is_some_and(|o| self.hold.holds(o.flush_line));
         inner.flush_ready &= !hold;
         let core_out = self.core.step(&inner);
         let out = self.port_out(core_out);
@@ -152,8 +130,6 @@ impl PbUnit for SlicedModel {
             self.req = [Req::default(); S];
             self.rsp = [Rsp::default(); S];
             self.ack = [(0, 0); S];
-            self.taken = [(false, 0, 0); 3];
-            self.held = [(false, 0); S];
         } else {
             // Taken as `r1` takes it (4.0): valid and ready; fields 0 otherwise.
             let taken = inp.req_valid && core_out.req_ready;
@@ -177,17 +153,11 @@ impl PbUnit for SlicedModel {
                 idx: core_out.rsp_idx,
             };
             shift(&mut self.rsp, sl.rsp, c);
-            let h = self.core_held(&core_out);
-            shift(&mut self.held, sl.rsp, h);
-            let t = inner.req_valid && core_out.req_ready;
-            self.taken.copy_within(0..2, 1);
-            self.taken[0] = if t {
-                (true, inner.req_op, inner.req_line)
-            } else {
-                (false, 0, 0)
-            };
             shift(&mut self.ack, sl.ack, (inp.ack_count, inp.ack_epoch));
         }
+        // Taken at the ports (the core's `req_ready` is the unit's).
+        let taken = (inp.req_valid && core_out.req_ready).then_some((inp.req_op, inp.req_line));
+        self.hold.clock(taken, self.rst_q);
         self.rst_q = inp.rst;
         out
     }
@@ -215,12 +185,7 @@ impl PbUnit for SlicedModel {
         for (c, e) in &self.ack {
             out.push(u64::from(*c) | u64::from(*e) << 8);
         }
-        for (v, op, l) in &self.taken {
-            out.push(u64::from(*v) | u64::from(*op) << 1 | u64::from(*l) << 8);
-        }
-        for (v, l) in &self.held {
-            out.push(u64::from(*v) | u64::from(*l) << 1);
-        }
+        self.hold.state_key(out);
         out.push(u64::from(self.rst_q));
     }
 

@@ -168,7 +168,7 @@ fn slices_run_the_suite_write_the_hold_and_refuse_three_stages() {
     let (code, _, err) = sbrp(&["verilog", "--slices", "0,1,0", "--out", dir]);
     assert_eq!(code, 0, "{err}");
     let v = std::fs::read_to_string(d.join("sbrp_pb.v")).unwrap();
-    assert!(v.contains("always @(*) flush_hold = (hs1_valid"), "no hold");
+    assert!(v.contains("wire flush_hold = (st3_v"), "no hold");
     let (_keep2, d2) = tmp("refused");
     let dir2 = d2.to_str().unwrap();
     let (code, _, err) = sbrp(&["verilog", "--slices", "0,3,0", "--out", dir2]);
