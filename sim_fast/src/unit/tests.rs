@@ -94,3 +94,44 @@ fn frozen_steps_change_only_the_pipeline() {
         "{frozen} {refused} {taken}"
     );
 }
+
+/// Why mutant m092 of the mutation campaign (docs/hardware.md §5) is
+/// equivalent: it changes `q1 < head` only when a warp's second ordering
+/// entry `q1` is `head - 1` (odd head) in a cycle that retires the warp's
+/// oldest one at the head; `head - 1` is live only in a full PB, and an
+/// ordering entry is never the head of a full PB (it retires in its first
+/// cycle there, and a PB that popped in the cycle before holds at most
+/// N - 1 entries). Checked every cycle on raw and corners stimulus; both
+/// halves of the condition occur often, never together.
+#[test]
+fn an_ordering_entry_is_never_the_head_of_a_full_pb() {
+    use sbrp_iface::stimulus::Profile;
+    let p = PbParams {
+        entries: 16,
+        warps: 4,
+        lines: 16,
+        actr_bits: 4,
+        window: 2,
+        policy: FlushPolicy::Window,
+    };
+    let (mut full, mut ord_head) = (0u64, 0u64);
+    for (seed, profile) in [
+        (1, Profile::Default),
+        (2, Profile::Corners),
+        (3, Profile::Corners),
+    ] {
+        let mut m = PbModel::new(&p).unwrap();
+        let mut stim = RawStimulus::with_profile(&p, seed, profile);
+        for _ in 0..200_000 {
+            let i = stim.next_input();
+            let o = m.step(&i);
+            stim.observe(&i, &o);
+            let head_ty = m.pb[m.head as usize].ty;
+            let ordering = m.count > 0 && head_ty != ty::PERSIST && head_ty != ty::HOLE;
+            assert!(!(m.full && ordering), "seed {seed}: full PB, ordering head");
+            full += u64::from(m.full);
+            ord_head += u64::from(ordering);
+        }
+    }
+    assert!(full > 1_000 && ord_head > 1_000, "{full} {ord_head}");
+}
