@@ -549,9 +549,10 @@ module sbrp_pb_formal #(
     // The INV_LOST facts, one bit each (named, so that a counterexample shows
     // which one breaks):
     wire [9:0] x_lost_ok;
-    // 0-1: PB pointers and their shadows: not empty, one entry, y = tail - 1;
+    // 0-1: PB pointers and their shadows: full only with head = tail; not
+    // empty, one entry, y = tail - 1;
     // the head port's read address pf = head + 2, pf1 = head + 3, h1 = head + 1
-    assign x_lost_ok[0] = x_ne == !pb_empty && x_one == (!obs_full && x_cnt == 1)
+    assign x_lost_ok[0] = (!obs_full || obs_head == obs_tail) && x_ne == !pb_empty && x_one == (!obs_full && x_cnt == 1)
                           && x_y == obs_tail - 1'b1;
     assign x_lost_ok[1] = x_pf == obs_head + 2'd2 && x_pf1 == obs_head + 2'd3 && x_h1 == x_hd1;
     // 2-3: head staging: st0 (h_*) is the head entry when the PB is not

@@ -293,11 +293,11 @@ fn prove_one(
         _ => prop.real_engine(p.entries, opts.deep),
     };
     let mut defs = prop.run_defines(variant.map(|(_, b)| b));
-    let mut connect = "";
+    let mut connect = String::new();
     if let Engine::Induction(_) = engine {
         let ind = induction(prop.name);
         defs.extend_from_slice(ind.defines);
-        connect = ind.connect;
+        connect = ind.connect_script(p.entries, p.warps, p.line_bits());
     }
     let defines: String = defs.iter().map(|d| format!(" -D{d}")).collect();
     let fb = fair_bounds(p);
@@ -327,7 +327,7 @@ fn prove_one(
             ("WRAPPER", wrapper.display().to_string()),
             ("DEFINES", defines),
             ("PARAMS", params),
-            ("CONNECT", connect.to_string()),
+            ("CONNECT", connect),
             ("AIG", aig.display().to_string()),
         ],
     );
