@@ -396,6 +396,12 @@ module sbrp_pb_formal #(
     wire [LW-1:0] x_mld, x_hl, x_s1l, x_bl0, x_bl1, x_bl2;
     wire [W-1:0] x_mwd, x_mwm, x_hw, x_s1w;
     wire x_r1v, x_r2v;
+    // registers recomputed every cycle from others (facts 9-15, below)
+    wire x_hok, x_hleq, x_livek, x_mk1, x_mk2, x_m1f, x_m2f, x_m2te, x_m2le, x_m2we;
+    wire [IW-1:0] x_m2a, x_r2k;
+    wire [2:0] x_m2t, x_rdkt, x_rdat;
+    wire [LW-1:0] x_m2l, x_rdkl, x_rdal;
+    wire [W-1:0] x_m2w, x_m2m, x_rdkw, x_rdaw;
     wire [2:0] x_r1op, x_r2op;
     wire [5:0] x_r1w, x_r2w;
     wire [LW-1:0] x_r1l, x_r2l;
@@ -548,7 +554,7 @@ module sbrp_pb_formal #(
 `ifdef INV_LOST
     // The INV_LOST facts, one bit each (named, so that a counterexample shows
     // which one breaks):
-    wire [9:0] x_lost_ok;
+    wire [15:0] x_lost_ok;
     // 0-1: PB pointers and their shadows: full only with head = tail; not
     // empty, one entry, y = tail - 1;
     // the head port's read address pf = head + 2, pf1 = head + 3, h1 = head + 1
@@ -576,6 +582,37 @@ module sbrp_pb_formal #(
         || (alive[rsp_idx] && atv[3*rsp_idx +: 3] == 3'd1 && alv[LW*rsp_idx +: LW] == rline);
     // 8: a pending store of wl: a live persist entry of wl, or a queued flush of wl
     assign x_lost_ok[8] = !lost_pend || awl != 0 || x_fifo_wl;
-    assign x_lost_ok[9] = 1'b1;
+    // 9-14: the registers the unit recomputes every cycle from others
+    // (without them the step needs k = 3: they settle one cycle into it). h_ok only for a persist at
+    // the head (its FSM half is not needed: a flush held back loses
+    // nothing); hl_eq: the head line is r2's;
+    // live_k: r2's k is live; has_line: the FIFO holds r2's line; mk1, mk2:
+    // the pending write (m_*) and the one before (m2_*) are at r2's k;
+    // m1_full, m2_full: those writes were allocations (whole word).
+    wire [W-1:0] x_ones = {W{1'b1}};
+    wire x_fifo_r2 = (flush_valid && flush_line == x_r2l) || (x_d0 < x_nr && x_bl0 == x_r2l)
+        || (x_d1 < x_nr && x_bl1 == x_r2l) || (x_d2 < x_nr && x_bl2 == x_r2l);
+    assign x_lost_ok[9] = pb_empty || !x_hok || x_ht == 3'd1;
+    assign x_lost_ok[10] = !x_r2v || (x_hleq == (x_hl == x_r2l) && x_mk1 == (x_mwa == x_r2k)
+        && x_mk2 == (x_m2a == x_r2k));
+    assign x_lost_ok[11] = x_livek == alive[x_r2k] && x_fc[4] == x_fifo_r2;
+    assign x_lost_ok[12] = x_m1f == (x_mwm == x_ones) && x_m2f == (x_m2m == x_ones);
+    // 13-14: the read ports' registered data: entry r2.k (port 1) and, after
+    // a pop, entry h1 (port 0; pf of last cycle), as the memory was before
+    // the write that landed last cycle (m2_*): every field that write did
+    // not touch equals the memory word now
+    wire x_m2k = x_m2a == x_r2k, x_m2h = x_m2a == x_h1;
+    assign x_lost_ok[13] = !x_r2v || (((x_m2te && x_m2k) || x_rdkt == x_memt[3*x_r2k +: 3])
+        && ((x_m2le && x_m2k) || x_rdkl == x_meml[LW*x_r2k +: LW])
+        && ((x_rdkw & ~(x_m2we && x_m2k ? x_m2m : {W{1'b0}})) ==
+            (x_memw[W*x_r2k +: W] & ~(x_m2we && x_m2k ? x_m2m : {W{1'b0}}))));
+    assign x_lost_ok[14] = !x_popped || (((x_m2te && x_m2h) || x_rdat == x_memt[3*x_h1 +: 3])
+        && ((x_m2le && x_m2h) || x_rdal == x_meml[LW*x_h1 +: LW])
+        && ((x_rdaw & ~(x_m2we && x_m2h ? x_m2m : {W{1'b0}})) ==
+            (x_memw[W*x_h1 +: W] & ~(x_m2we && x_m2h ? x_m2m : {W{1'b0}}))));
+    // 15: the write that landed last cycle (m2_*) is in the memory word
+    assign x_lost_ok[15] = (!x_m2te || x_memt[3*x_m2a +: 3] == x_m2t)
+        && (!x_m2le || x_meml[LW*x_m2a +: LW] == x_m2l)
+        && (!x_m2we || (x_memw[W*x_m2a +: W] & x_m2m) == (x_m2w & x_m2m));
 `endif
 endmodule

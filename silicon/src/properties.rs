@@ -388,11 +388,11 @@ pub fn induction(name: &str) -> Induction {
     }
 }
 
-/// Depth of `lost`'s inductive step with `INV_LOST`: k = 2 is not
-/// inductive (the registers recomputed every cycle from others, e.g. the
-/// request port's read data and its forwarding compares, are free in the
-/// step's first state and settle one cycle later), k = 3 is.
-pub const LOST_K: u32 = 3;
+/// Depth of `lost`'s inductive step with `INV_LOST`. k = 1 is not
+/// inductive (ABC's step leaves the first frame unchecked); k = 2 is, with
+/// the facts on the registers the unit recomputes every cycle (read data,
+/// forwarding compares, `live_k`, `has_line`; without them k = 3).
+pub const LOST_K: u32 = 2;
 
 /// Negative control of `actr`'s k-induction: ACTR may reach its maximum and
 /// still let a flush start (`ep_room`'s "one below the maximum" compare
