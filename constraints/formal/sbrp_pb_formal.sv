@@ -21,9 +21,20 @@
 //                                    the unit's registers (k-induction, `sbrp
 //                                    prove --unbounded`); x_* wires bound by
 //                                    constraints/formal/inv_actr.ys
+//                          INV_LOST  strengthening invariants of CHECK_LOST (with
+//                                    INV_ACTR): the PB's memories (each word with
+//                                    the pending write applied), pointers, head
+//                                    staging, read data and forwarding registers
+//                                    of the store stage and the request pipeline
+//                                    consistent; a store's response names a live
+//                                    persist entry of its line; a pending store of
+//                                    wl has a live persist entry of wl or a queued
+//                                    flush of wl. x_* wires bound by
+//                                    constraints/formal/inv_lost.ys (memory words
+//                                    per size by `sbrp prove`); proved at k = 2
 //                          INV_MON   the monitors' ghost state consistent with
 //                                    itself (with INV_ACTR; not yet enough for
-//                                    any property, docs/hardware.md §5)
+//                                    pmo, durable, coalesce: docs/hardware.md §5)
 //
 // All checks of a run are ANDed into one assertion `ok` (one AIGER property).
 module sbrp_pb_formal #(
