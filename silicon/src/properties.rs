@@ -389,7 +389,7 @@ pub fn induction(name: &str) -> Induction {
 }
 
 /// Depth of `lost`'s inductive step with `INV_LOST`. k = 1 is not
-/// inductive (ABC's step leaves the first frame unchecked); k = 2 is, with
+/// inductive; k = 2 is, with
 /// the facts on the registers the unit recomputes every cycle (read data,
 /// forwarding compares, `live_k`, `has_line`; without them k = 3).
 pub const LOST_K: u32 = 2;
