@@ -571,8 +571,8 @@ fn lost_invariants_hold_from_reset_and_catch_a_dropping_mutant() {
 /// their bugs lie deeper): the head popping a persist as a hole (BMC finds
 /// it at frame 12), and `busy` ignoring the head flush of the same cycle,
 /// so that a store coalesces into an entry whose flush is taken in the
-/// cycle of the store's response (BMC to the default 14 frames passes it;
-/// its shortest counterexample is at frame 16).
+/// cycle of the store's response (BMC to the default 14 frames passes it,
+/// checked here; its shortest counterexample is at frame 16).
 #[test]
 fn lost_mutants_are_not_proved_by_k_induction() {
     let p = params(16, 4);
@@ -592,6 +592,9 @@ fn lost_mutants_are_not_proved_by_k_induction() {
         );
         assert!(!bad.all_as_expected());
     }
+    // the second passes BMC to the default depth: only the step rejects it
+    let bmc = prove_lost(&p, false, 0, 0, Some(lost_mutant(&p, 1, dir.path())));
+    assert_eq!(bmc.runs[0].verdict, Verdict::Bounded(silicon::BMC_DEPTH));
 }
 
 /// `lost` by k-induction with `INV_ACTR` and `INV_LOST` (16 entries / 4
