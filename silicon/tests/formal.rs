@@ -612,3 +612,17 @@ fn lost_is_proved_by_k_induction_at_16_entries() {
     assert!(r.all_as_expected());
     assert!(silicon::format_proofs(&r).contains("(k-induction): lost (k = 2)"));
 }
+
+/// `lost` by k-induction at 32 entries / 8 warps: proved at k = `LOST_K`
+/// (about 14 min of yosys-abc at load 5, docs/hardware.md §5).
+#[test]
+#[ignore = "about 15 min: the inductive step of lost at 32 entries"]
+fn lost_is_proved_by_k_induction_at_32_entries_8_warps() {
+    let r = prove_lost(&params(32, 8), true, 0, 2400, None);
+    assert_eq!(
+        r.runs[0].verdict,
+        Verdict::Inductive(silicon::LOST_K),
+        "{}",
+        r.runs[0].summary
+    );
+}
