@@ -567,18 +567,18 @@ module sbrp_pb_formal #(
     // which one breaks):
     wire [15:0] x_lost_ok;
     // 0-1: PB pointers and their shadows: full only with head = tail; not
-    // empty, one entry, y = tail - 1;
-    // the head port's read address pf = head + 2, pf1 = head + 3, h1 = head + 1
-    assign x_lost_ok[0] = (!obs_full || obs_head == obs_tail) && x_ne == !pb_empty && x_one == (!obs_full && x_cnt == 1)
-                          && x_y == obs_tail - 1'b1;
+    // empty, one entry, y = tail - 1; the head port's read address
+    // pf = head + 2, pf1 = head + 3, h1 = head + 1
+    assign x_lost_ok[0] = (!obs_full || obs_head == obs_tail) && x_ne == !pb_empty
+                          && x_one == (!obs_full && x_cnt == 1) && x_y == obs_tail - 1'b1;
     assign x_lost_ok[1] = x_pf == obs_head + 2'd2 && x_pf1 == obs_head + 2'd3 && x_h1 == x_hd1;
     // 2-3: head staging: st0 (h_*) is the head entry when the PB is not
     // empty, st1 the next one when it is live and no pop was made last
     // cycle (after a pop st1 is read from the memory this cycle)
-    assign x_lost_ok[2] = pb_empty
-        || (x_ht == atv[3*obs_head +: 3] && x_hl == alv[LW*obs_head +: LW] && x_hw == awv[W*obs_head +: W]);
-    assign x_lost_ok[3] = x_popped || !alive[x_hd1]
-        || (x_s1t == atv[3*x_hd1 +: 3] && x_s1l == alv[LW*x_hd1 +: LW] && x_s1w == awv[W*x_hd1 +: W]);
+    assign x_lost_ok[2] = pb_empty || (x_ht == atv[3*obs_head +: 3]
+        && x_hl == alv[LW*obs_head +: LW] && x_hw == awv[W*obs_head +: W]);
+    assign x_lost_ok[3] = x_popped || !alive[x_hd1] || (x_s1t == atv[3*x_hd1 +: 3]
+        && x_s1l == alv[LW*x_hd1 +: LW] && x_s1w == awv[W*x_hd1 +: W]);
     // 4-6: the request pipeline is the ghost's requests in flight (r1 but in
     // a reset cycle: the unit takes a request in a cycle with rst, which
     // the ghost does not count, and the reset then drops it)
@@ -593,13 +593,13 @@ module sbrp_pb_formal #(
         || (alive[rsp_idx] && atv[3*rsp_idx +: 3] == 3'd1 && alv[LW*rsp_idx +: LW] == rline);
     // 8: a pending store of wl: a live persist entry of wl, or a queued flush of wl
     assign x_lost_ok[8] = !lost_pend || awl != 0 || x_fifo_wl;
-    // 9-14: the registers the unit recomputes every cycle from others
-    // (without them the step needs k = 3: they settle one cycle into it). h_ok only for a persist at
-    // the head (its FSM half is not needed: a flush held back loses
-    // nothing); hl_eq: the head line is r2's;
-    // live_k: r2's k is live; has_line: the FIFO holds r2's line; mk1, mk2:
-    // the pending write (m_*) and the one before (m2_*) are at r2's k;
-    // m1_full, m2_full: those writes were allocations (whole word).
+    // 9-15: the registers the unit recomputes every cycle from others
+    // (without them the step needs k = 3: they settle one cycle into it).
+    // h_ok only for a persist at the head (its FSM half is not needed: a
+    // flush held back loses nothing); hl_eq: the head line is r2's; live_k:
+    // r2's k is live; has_line: the FIFO holds r2's line; mk1, mk2: the
+    // pending write (m_*) and the one before (m2_*) are at r2's k; m1_full,
+    // m2_full: those writes were allocations (whole word).
     wire [W-1:0] x_ones = {W{1'b1}};
     wire x_fifo_r2 = (flush_valid && flush_line == x_r2l) || (x_d0 < x_nr && x_bl0 == x_r2l)
         || (x_d1 < x_nr && x_bl1 == x_r2l) || (x_d2 < x_nr && x_bl2 == x_r2l);
