@@ -312,7 +312,13 @@ pub struct Induction {
     /// (`constraints/formal/inv_*.ys`), in order; a line `@MEMORIES@` stands
     /// for the binding of the PB memories' words ([`Induction::connect_script`]).
     pub connect: &'static [&'static str],
+    /// Default time limit of the inductive step, seconds
+    /// (`ProveOptions::induction_seconds` 0).
+    pub seconds: u32,
 }
+
+/// Default time limit of an inductive step, seconds.
+pub const INDUCTION_SECONDS: u32 = 120;
 
 /// The placeholder line of `inv_lost.ys` for the memory words.
 const MEMORIES: &str = "@MEMORIES@";
@@ -369,21 +375,26 @@ pub fn induction(name: &str) -> Induction {
             k: 2,
             defines: &["INV_ACTR"],
             connect: &[crate::config::INV_ACTR_YS],
+            seconds: INDUCTION_SECONDS,
         },
         "lost" => Induction {
             k: LOST_K,
             defines: &["INV_ACTR", "INV_LOST"],
             connect: &[crate::config::INV_ACTR_YS, crate::config::INV_LOST_YS],
+            // 180 s at 16 entries, 840 s at 32 / 8 (load 4-6)
+            seconds: 1200,
         },
         "pmo" | "durable" | "coalesce" => Induction {
             k: INDUCTION_K,
             defines: &["INV_ACTR", "INV_MON"],
             connect: &[crate::config::INV_ACTR_YS],
+            seconds: INDUCTION_SECONDS,
         },
         _ => Induction {
             k: INDUCTION_K,
             defines: &[],
             connect: &[],
+            seconds: INDUCTION_SECONDS,
         },
     }
 }

@@ -114,7 +114,8 @@ pub struct ProveOptions {
     pub unbounded: bool,
     /// The k of the induction (0: each property's own).
     pub induction_k: u32,
-    /// Time limit of the inductive step, seconds (0: the default, 120).
+    /// Time limit of the inductive step, seconds (0: the property's own,
+    /// `properties::induction`: 120, `lost` 1200).
     pub induction_seconds: u32,
 }
 
@@ -377,7 +378,7 @@ fn prove_one(
         ),
     };
     let ind_s = match opts.induction_seconds {
-        0 => 120,
+        0 => induction(prop.name).seconds,
         t => t,
     };
     let (engine_name, abc_cmd) = match engine {
