@@ -21,9 +21,20 @@
 //                                    the unit's registers (k-induction, `sbrp
 //                                    prove --unbounded`); x_* wires bound by
 //                                    constraints/formal/inv_actr.ys
+//                          INV_LOST  strengthening invariants of CHECK_LOST (with
+//                                    INV_ACTR): the PB's memories (each word with
+//                                    the pending write applied), pointers, head
+//                                    staging, read data and forwarding registers
+//                                    of the store stage and the request pipeline
+//                                    consistent; a store's response names a live
+//                                    persist entry of its line; a pending store of
+//                                    wl has a live persist entry of wl or a queued
+//                                    flush of wl. x_* wires bound by
+//                                    constraints/formal/inv_lost.ys (memory words
+//                                    per size by `sbrp prove`); proved at k = 2
 //                          INV_MON   the monitors' ghost state consistent with
 //                                    itself (with INV_ACTR; not yet enough for
-//                                    any property, docs/hardware.md §5)
+//                                    pmo, durable, coalesce: docs/hardware.md §5)
 //
 // All checks of a run are ANDed into one assertion `ok` (one AIGER property).
 module sbrp_pb_formal #(
@@ -381,6 +392,59 @@ module sbrp_pb_formal #(
             + (x_fv && x_fep == ge) + (x_nr > 0 && x_b0 == ge)
             + (x_nr > 1 && x_b1 == ge) + (x_nr > 2 && x_b2 == ge);
     end endgenerate
+`ifdef INV_LOST
+    // ---- strengthening invariants of CHECK_LOST (with INV_ACTR): the PB's
+    // memories and the store stage's shadow registers, bound by
+    // inv_lost.ys (the memory words by `sbrp prove`, one per entry).
+    // Architectural entry i = the memory word with the pending write (wq1,
+    // the m_* registers) applied: the memories lag the decisions by a cycle.
+    wire [3*N-1:0] x_memt;
+    wire [LW*N-1:0] x_meml;
+    wire [W*N-1:0] x_memw;
+    wire x_mte, x_mle, x_mwe, x_ne, x_one, x_popped;
+    wire [IW-1:0] x_mwa, x_y, x_pf, x_pf1, x_h1;
+    wire [2:0] x_mtd, x_ht, x_s1t;
+    wire [LW-1:0] x_mld, x_hl, x_s1l, x_bl0, x_bl1, x_bl2;
+    wire [W-1:0] x_mwd, x_mwm, x_hw, x_s1w;
+    wire x_r1v, x_r2v;
+    // registers recomputed every cycle from others (facts 9-15, below)
+    wire x_hok, x_hleq, x_livek, x_mk1, x_mk2, x_m1f, x_m2f, x_m2te, x_m2le, x_m2we;
+    wire [IW-1:0] x_m2a, x_r2k;
+    wire [2:0] x_m2t, x_rdkt, x_rdat;
+    wire [LW-1:0] x_m2l, x_rdkl, x_rdal;
+    wire [W-1:0] x_m2w, x_m2m, x_rdkw, x_rdaw;
+    wire [2:0] x_r1op, x_r2op;
+    wire [5:0] x_r1w, x_r2w;
+    wire [LW-1:0] x_r1l, x_r2l;
+    // (flat vectors, not arrays of wires: Yosys makes those memories)
+    wire [3*N-1:0] atv;
+    wire [LW*N-1:0] alv;
+    wire [W*N-1:0] awv;
+    wire [N-1:0] alive, awl;
+    wire [IW-1:0] x_cnt = obs_tail - obs_head;
+    genvar gi;
+    generate for (gi = 0; gi < N; gi = gi + 1) begin : xa
+        wire wa = x_mwa == gi;
+        wire [2:0] at = (x_mte && wa) ? x_mtd : x_memt[3*gi +: 3];
+        wire [LW-1:0] al = (x_mle && wa) ? x_mld : x_meml[LW*gi +: LW];
+        wire [W-1:0] aw = (x_mwe && wa) ? ((x_memw[W*gi +: W] & ~x_mwm) | (x_mwd & x_mwm))
+                                       : x_memw[W*gi +: W];
+        assign atv[3*gi +: 3] = at;
+        assign alv[LW*gi +: LW] = al;
+        assign awv[W*gi +: W] = aw;
+        wire [IW-1:0] age = gi - obs_head;
+        assign alive[gi] = obs_full || age < x_cnt;
+        assign awl[gi] = alive[gi] && at == 3'd1 && al == wl;
+    end endgenerate
+    // the flush FIFO holds a flush of wl: its head register or a ring slot
+    // within the count (slot i's distance from the read pointer below it)
+    wire [1:0] x_d0 = x_rd == 2'd0 ? 2'd0 : x_rd == 2'd1 ? 2'd2 : 2'd1;
+    wire [1:0] x_d1 = x_rd == 2'd0 ? 2'd1 : x_rd == 2'd1 ? 2'd0 : 2'd2;
+    wire [1:0] x_d2 = x_rd == 2'd0 ? 2'd2 : x_rd == 2'd1 ? 2'd1 : 2'd0;
+    wire x_fifo_wl = (flush_valid && flush_line == wl) || (x_d0 < x_nr && x_bl0 == wl)
+        || (x_d1 < x_nr && x_bl1 == wl) || (x_d2 < x_nr && x_bl2 == wl);
+    wire [IW-1:0] x_hd1 = obs_head + 1'b1;
+`endif
     reg inv_ok;
     always @* begin
         inv_ok = 1'b1;
@@ -403,6 +467,9 @@ module sbrp_pb_formal #(
         // the durability and coalescing monitors arm only at O
         if ((wf_out && !wf_seen) || (wf_seen && ph == 2'd0)) inv_ok = 1'b0;
         if ((coal_armed && ph < 2'd2) || (dur_armed && !(ph >= 2'd2 && o_stalls))) inv_ok = 1'b0;
+`endif
+`ifdef INV_LOST
+        if (!(&x_lost_ok)) inv_ok = 1'b0;
 `endif
     end
     // Before the checks start (the cycle after the first), the ghost and the
@@ -495,4 +562,68 @@ module sbrp_pb_formal #(
         assert (!(s1_acked && xp == 2'd3));
 `endif
     end
+`ifdef INV_LOST
+    // The INV_LOST facts, one bit each (named, so that a counterexample shows
+    // which one breaks):
+    wire [15:0] x_lost_ok;
+    // 0-1: PB pointers and their shadows: full only with head = tail; not
+    // empty, one entry, y = tail - 1; the head port's read address
+    // pf = head + 2, pf1 = head + 3, h1 = head + 1
+    assign x_lost_ok[0] = (!obs_full || obs_head == obs_tail) && x_ne == !pb_empty
+                          && x_one == (!obs_full && x_cnt == 1) && x_y == obs_tail - 1'b1;
+    assign x_lost_ok[1] = x_pf == obs_head + 2'd2 && x_pf1 == obs_head + 2'd3 && x_h1 == x_hd1;
+    // 2-3: head staging: st0 (h_*) is the head entry when the PB is not
+    // empty, st1 the next one when it is live and no pop was made last
+    // cycle (after a pop st1 is read from the memory this cycle)
+    assign x_lost_ok[2] = pb_empty || (x_ht == atv[3*obs_head +: 3]
+        && x_hl == alv[LW*obs_head +: LW] && x_hw == awv[W*obs_head +: W]);
+    assign x_lost_ok[3] = x_popped || !alive[x_hd1] || (x_s1t == atv[3*x_hd1 +: 3]
+        && x_s1l == alv[LW*x_hd1 +: LW] && x_s1w == awv[W*x_hd1 +: W]);
+    // 4-6: the request pipeline is the ghost's requests in flight (r1 but in
+    // a reset cycle: the unit takes a request in a cycle with rst, which
+    // the ghost does not count, and the reset then drops it)
+    assign x_lost_ok[4] = (rst_cyc || x_r1v == sv[1])
+        && (!sv[1] || (x_r1op == sop[1] && x_r1w == sw[1] && x_r1l == sl[1]));
+    assign x_lost_ok[5] = x_r2v == sv[2]
+        && (!sv[2] || (x_r2op == sop[2] && x_r2w == sw[2] && x_r2l == sl[2]));
+    assign x_lost_ok[6] = rsp_valid == sv[3];
+    // 7: a store's response (performed or coalesced): its entry is live, a
+    // persist of its line
+    assign x_lost_ok[7] = !(rsp_ok && rop == 3'd0)
+        || (alive[rsp_idx] && atv[3*rsp_idx +: 3] == 3'd1 && alv[LW*rsp_idx +: LW] == rline);
+    // 8: a pending store of wl: a live persist entry of wl, or a queued flush of wl
+    assign x_lost_ok[8] = !lost_pend || awl != 0 || x_fifo_wl;
+    // 9-15: the registers the unit recomputes every cycle from others
+    // (without them the step needs k = 3: they settle one cycle into it).
+    // h_ok only for a persist at the head (its FSM half is not needed: a
+    // flush held back loses nothing); hl_eq: the head line is r2's; live_k:
+    // r2's k is live; has_line: the FIFO holds r2's line; mk1, mk2: the
+    // pending write (m_*) and the one before (m2_*) are at r2's k; m1_full,
+    // m2_full: those writes were allocations (whole word).
+    wire [W-1:0] x_ones = {W{1'b1}};
+    wire x_fifo_r2 = (flush_valid && flush_line == x_r2l) || (x_d0 < x_nr && x_bl0 == x_r2l)
+        || (x_d1 < x_nr && x_bl1 == x_r2l) || (x_d2 < x_nr && x_bl2 == x_r2l);
+    assign x_lost_ok[9] = pb_empty || !x_hok || x_ht == 3'd1;
+    assign x_lost_ok[10] = !x_r2v || (x_hleq == (x_hl == x_r2l) && x_mk1 == (x_mwa == x_r2k)
+        && x_mk2 == (x_m2a == x_r2k));
+    assign x_lost_ok[11] = x_livek == alive[x_r2k] && x_fc[4] == x_fifo_r2;
+    assign x_lost_ok[12] = x_m1f == (x_mwm == x_ones) && x_m2f == (x_m2m == x_ones);
+    // 13-14: the read ports' registered data: entry r2.k (port 1) and, after
+    // a pop, entry h1 (port 0; pf of last cycle), as the memory was before
+    // the write that landed last cycle (m2_*): every field that write did
+    // not touch equals the memory word now
+    wire x_m2k = x_m2a == x_r2k, x_m2h = x_m2a == x_h1;
+    assign x_lost_ok[13] = !x_r2v || (((x_m2te && x_m2k) || x_rdkt == x_memt[3*x_r2k +: 3])
+        && ((x_m2le && x_m2k) || x_rdkl == x_meml[LW*x_r2k +: LW])
+        && ((x_rdkw & ~(x_m2we && x_m2k ? x_m2m : {W{1'b0}})) ==
+            (x_memw[W*x_r2k +: W] & ~(x_m2we && x_m2k ? x_m2m : {W{1'b0}}))));
+    assign x_lost_ok[14] = !x_popped || (((x_m2te && x_m2h) || x_rdat == x_memt[3*x_h1 +: 3])
+        && ((x_m2le && x_m2h) || x_rdal == x_meml[LW*x_h1 +: LW])
+        && ((x_rdaw & ~(x_m2we && x_m2h ? x_m2m : {W{1'b0}})) ==
+            (x_memw[W*x_h1 +: W] & ~(x_m2we && x_m2h ? x_m2m : {W{1'b0}}))));
+    // 15: the write that landed last cycle (m2_*) is in the memory word
+    assign x_lost_ok[15] = (!x_m2te || x_memt[3*x_m2a +: 3] == x_m2t)
+        && (!x_m2le || x_meml[LW*x_m2a +: LW] == x_m2l)
+        && (!x_m2we || (x_memw[W*x_m2a +: W] & x_m2m) == (x_m2w & x_m2m));
+`endif
 endmodule

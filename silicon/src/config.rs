@@ -21,6 +21,7 @@ pub(crate) const SYNTH_CONF: &str = include_str!("../../constraints/synth/synth.
 pub(crate) const FORMAL_WRAPPER: &str = include_str!("../../constraints/formal/sbrp_pb_formal.sv");
 pub(crate) const PROVE_YS: &str = include_str!("../../constraints/formal/prove.ys");
 pub(crate) const INV_ACTR_YS: &str = include_str!("../../constraints/formal/inv_actr.ys");
+pub(crate) const INV_LOST_YS: &str = include_str!("../../constraints/formal/inv_lost.ys");
 
 /// The paper's SM clock (SBRP, Table 1).
 pub const PAPER_CLOCK_MHZ: f64 = 1365.0;

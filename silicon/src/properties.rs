@@ -308,8 +308,54 @@ pub struct Induction {
     pub k: u32,
     /// Extra defines of the wrapper: the strengthening invariants.
     pub defines: &'static [&'static str],
-    /// Yosys commands binding the invariants' wires to the unit's registers.
-    pub connect: &'static str,
+    /// Yosys scripts binding the invariants' wires to the unit's registers
+    /// (`constraints/formal/inv_*.ys`), in order; a line `@MEMORIES@` stands
+    /// for the binding of the PB memories' words ([`Induction::connect_script`]).
+    pub connect: &'static [&'static str],
+    /// Default time limit of the inductive step, seconds
+    /// (`ProveOptions::induction_seconds` 0).
+    pub seconds: u32,
+}
+
+/// Default time limit of an inductive step, seconds.
+pub const INDUCTION_SECONDS: u32 = 120;
+
+/// The placeholder line of `inv_lost.ys` for the memory words.
+const MEMORIES: &str = "@MEMORIES@";
+
+impl Induction {
+    /// The Yosys commands of [`Induction::connect`] for a PB of `entries`
+    /// entries, `warps` warps and `line_bits`-bit lines: each `@MEMORIES@`
+    /// line becomes one `connect -set` per word of `pb_type`, `pb_line` and
+    /// `pb_warps` (after `memory_map`, word i is the wire
+    /// `dut.pb_type.mem[i]`), bound to its slice of `x_memt`, `x_meml`,
+    /// `x_memw` (`INV_LOST` in the wrapper).
+    pub fn connect_script(&self, entries: u32, warps: u32, line_bits: u32) -> String {
+        let mut out = String::new();
+        for script in self.connect {
+            for line in script.lines() {
+                if line.trim() == MEMORIES {
+                    for i in 0..entries {
+                        for (wire, mem, w) in [
+                            ("x_memt", "pb_type", 3),
+                            ("x_meml", "pb_line", line_bits),
+                            ("x_memw", "pb_warps", warps),
+                        ] {
+                            out.push_str(&format!(
+                                "connect -set {wire}[{}:{}] dut.{mem}.mem[{i}]\n",
+                                w * i + w - 1,
+                                w * i
+                            ));
+                        }
+                    }
+                } else {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Depth of the inductive step for a property without its own: where
@@ -317,29 +363,47 @@ pub struct Induction {
 pub const INDUCTION_K: u32 = 4;
 
 /// The k-induction of property `name`: `actr` with its invariants
-/// (`INV_ACTR`; proved at k = 2); lost, pmo, durable and coalesce at
-/// [`INDUCTION_K`] with `INV_ACTR` and the monitors' `INV_MON` (not yet
-/// inductive: the invariants they miss are in docs/hardware.md §5); every
-/// other at [`INDUCTION_K`] without.
+/// (`INV_ACTR`; proved at k = 2); `lost` with `INV_ACTR` and `INV_LOST`
+/// (the PB's memories, head staging and request pipeline tied to the
+/// pending store of the witness line; proved at k = [`LOST_K`]); pmo,
+/// durable and coalesce at [`INDUCTION_K`] with `INV_ACTR` and the
+/// monitors' `INV_MON` (not yet inductive: the invariants they miss are in
+/// docs/hardware.md §5); every other at [`INDUCTION_K`] without.
 pub fn induction(name: &str) -> Induction {
     match name {
         "actr" => Induction {
             k: 2,
             defines: &["INV_ACTR"],
-            connect: crate::config::INV_ACTR_YS,
+            connect: &[crate::config::INV_ACTR_YS],
+            seconds: INDUCTION_SECONDS,
         },
-        "lost" | "pmo" | "durable" | "coalesce" => Induction {
+        "lost" => Induction {
+            k: LOST_K,
+            defines: &["INV_ACTR", "INV_LOST"],
+            connect: &[crate::config::INV_ACTR_YS, crate::config::INV_LOST_YS],
+            // 180 s at 16 entries, 840 s at 32 / 8 (load 4-6)
+            seconds: 1200,
+        },
+        "pmo" | "durable" | "coalesce" => Induction {
             k: INDUCTION_K,
             defines: &["INV_ACTR", "INV_MON"],
-            connect: crate::config::INV_ACTR_YS,
+            connect: &[crate::config::INV_ACTR_YS],
+            seconds: INDUCTION_SECONDS,
         },
         _ => Induction {
             k: INDUCTION_K,
             defines: &[],
-            connect: "",
+            connect: &[],
+            seconds: INDUCTION_SECONDS,
         },
     }
 }
+
+/// Depth of `lost`'s inductive step with `INV_LOST`. k = 1 is not
+/// inductive; k = 2 is, with
+/// the facts on the registers the unit recomputes every cycle (read data,
+/// forwarding compares, `live_k`, `has_line`; without them k = 3).
+pub const LOST_K: u32 = 2;
 
 /// Negative control of `actr`'s k-induction: ACTR may reach its maximum and
 /// still let a flush start (`ep_room`'s "one below the maximum" compare
@@ -483,6 +547,38 @@ mod tests {
         let e = property("cover_full").unwrap().engine;
         assert_eq!(e.for_entries(16), Engine::Bmc(26));
         assert_eq!(e.for_entries(32), Engine::Bmc(42));
+    }
+
+    /// `lost`'s binding script names every word of the three PB memories
+    /// once, on its own slice, and keeps the fixed lines of both scripts.
+    #[test]
+    fn lost_binds_each_memory_word_once() {
+        let ind = induction("lost");
+        assert_eq!(ind.k, LOST_K);
+        let s = ind.connect_script(16, 4, 4);
+        assert!(!s.contains(MEMORIES), "{s}");
+        assert_eq!(s.matches("connect -set x_memt[").count(), 16);
+        assert_eq!(s.matches("connect -set x_meml[").count(), 16);
+        assert_eq!(s.matches("connect -set x_memw[").count(), 16);
+        assert!(s.contains("connect -set x_memt[2:0] dut.pb_type.mem[0]\n"));
+        assert!(s.contains("connect -set x_meml[63:60] dut.pb_line.mem[15]\n"));
+        assert!(s.contains("connect -set x_ectr0 dut.epochs.ectr[0]\n"));
+        assert!(s.contains("connect -set x_ht dut.store.h_type\n"));
+        let s32 = ind.connect_script(32, 8, 5);
+        assert!(s32.contains("connect -set x_memw[255:248] dut.pb_warps.mem[31]\n"));
+        assert!(s32.contains("connect -set x_meml[159:155] dut.pb_line.mem[31]\n"));
+        // every bound bit once: a second `connect -set` would unset its driver
+        let mut lhs: Vec<&str> = s32
+            .lines()
+            .filter_map(|l| l.strip_prefix("connect -set "))
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        let n = lhs.len();
+        lhs.sort();
+        lhs.dedup();
+        assert_eq!(lhs.len(), n);
+        // actr binds no memory
+        assert!(!induction("actr").connect_script(16, 4, 4).contains("mem["));
     }
 
     /// Every property has a broken variant run by default, every cover none.

@@ -114,7 +114,8 @@ pub struct ProveOptions {
     pub unbounded: bool,
     /// The k of the induction (0: each property's own).
     pub induction_k: u32,
-    /// Time limit of the inductive step, seconds (0: the default, 120).
+    /// Time limit of the inductive step, seconds (0: the property's own,
+    /// `properties::induction`: 120, `lost` 1200).
     pub induction_seconds: u32,
 }
 
@@ -293,11 +294,11 @@ fn prove_one(
         _ => prop.real_engine(p.entries, opts.deep),
     };
     let mut defs = prop.run_defines(variant.map(|(_, b)| b));
-    let mut connect = "";
+    let mut connect = String::new();
     if let Engine::Induction(_) = engine {
         let ind = induction(prop.name);
         defs.extend_from_slice(ind.defines);
-        connect = ind.connect;
+        connect = ind.connect_script(p.entries, p.warps, p.line_bits());
     }
     let defines: String = defs.iter().map(|d| format!(" -D{d}")).collect();
     let fb = fair_bounds(p);
@@ -327,7 +328,7 @@ fn prove_one(
             ("WRAPPER", wrapper.display().to_string()),
             ("DEFINES", defines),
             ("PARAMS", params),
-            ("CONNECT", connect.to_string()),
+            ("CONNECT", connect),
             ("AIG", aig.display().to_string()),
         ],
     );
@@ -377,7 +378,7 @@ fn prove_one(
         ),
     };
     let ind_s = match opts.induction_seconds {
-        0 => 120,
+        0 => induction(prop.name).seconds,
         t => t,
     };
     let (engine_name, abc_cmd) = match engine {
