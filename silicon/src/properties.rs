@@ -316,6 +316,8 @@ pub struct Induction {
 
 /// The placeholder line of `inv_lost.ys` for the memory words.
 const MEMORIES: &str = "@MEMORIES@";
+/// The placeholder line of `inv_coal.ys` for the ordering queues' bit planes.
+const PLANES: &str = "@PLANES@";
 
 impl Induction {
     /// The Yosys commands of [`Induction::connect`] for a PB of `entries`
@@ -323,12 +325,26 @@ impl Induction {
     /// line becomes one `connect -set` per word of `pb_type`, `pb_line` and
     /// `pb_warps` (after `memory_map`, word i is the wire
     /// `dut.pb_type.mem[i]`), bound to its slice of `x_memt`, `x_meml`,
-    /// `x_memw` (`INV_LOST` in the wrapper).
+    /// `x_memw` (`INV_LOST` in the wrapper); each `@PLANES@` line becomes
+    /// one `connect -set` per bit plane j of the ordering queues (`q0_j`,
+    /// `q1_j` of `warps`, W bits each), bound to bits `[W(j+1)-1:Wj]` of
+    /// `x_q0p`, `x_q1p` (`INV_COAL`).
     pub fn connect_script(&self, entries: u32, warps: u32, line_bits: u32) -> String {
+        let iw = entries.max(2).next_power_of_two().trailing_zeros();
         let mut out = String::new();
         for script in self.connect {
             for line in script.lines() {
-                if line.trim() == MEMORIES {
+                if line.trim() == PLANES {
+                    for j in 0..iw {
+                        for (wire, reg) in [("x_q0p", "q0_"), ("x_q1p", "q1_")] {
+                            out.push_str(&format!(
+                                "connect -set {wire}[{}:{}] dut.warps.{reg}{j}\n",
+                                warps * j + warps - 1,
+                                warps * j
+                            ));
+                        }
+                    }
+                } else if line.trim() == MEMORIES {
                     for i in 0..entries {
                         for (wire, mem, w) in [
                             ("x_memt", "pb_type", 3),
@@ -375,7 +391,16 @@ pub fn induction(name: &str) -> Induction {
             defines: &["INV_ACTR", "INV_LOST"],
             connect: &[crate::config::INV_ACTR_YS, crate::config::INV_LOST_YS],
         },
-        "pmo" | "durable" | "coalesce" => Induction {
+        "coalesce" => Induction {
+            k: COAL_K,
+            defines: &["INV_ACTR", "INV_MON", "INV_LOST", "INV_COAL"],
+            connect: &[
+                crate::config::INV_ACTR_YS,
+                crate::config::INV_LOST_YS,
+                crate::config::INV_COAL_YS,
+            ],
+        },
+        "pmo" | "durable" => Induction {
             k: INDUCTION_K,
             defines: &["INV_ACTR", "INV_MON"],
             connect: &[crate::config::INV_ACTR_YS],
@@ -387,6 +412,9 @@ pub fn induction(name: &str) -> Induction {
         },
     }
 }
+
+/// Depth of `coalesce`'s inductive step with `INV_LOST` and `INV_COAL`.
+pub const COAL_K: u32 = 3;
 
 /// Depth of `lost`'s inductive step with `INV_LOST`: k = 2 is not
 /// inductive (the registers recomputed every cycle from others, e.g. the
