@@ -471,6 +471,9 @@ module sbrp_pb_formal #(
     wire inv_ok = 1'b1;
     wire inv_pre = 1'b1;
 `endif
+    // the assertion as a net (to read a counterexample to induction, Yosys
+    // `sat -seq`: chk set in the first k steps, proved in the last)
+    (* keep *) wire chk = !started || (settled ? ok && inv_ok : inv_pre);
     always @* if (started) assert (settled ? ok && inv_ok : inv_pre);
 
     // ---- monitors of the checks ----------------------------------------------
@@ -635,7 +638,7 @@ module sbrp_pb_formal #(
     wire [1:0] x_n2 = qn[2*x_w2 +: 2];
     wire [1:0] x_nw = qn[2*ww +: 2];
     wire [IW-1:0] x_yw = qyv[IW*ww +: IW];
-    wire [1:0] x_nr = qn[2*rsp_warp +: 2];
+    wire [1:0] x_nrs = qn[2*rsp_warp +: 2];
     wire [IW-1:0] x_yr = qyv[IW*rsp_warp +: IW];
     // the coalescing monitor's slot holds a live persist entry (S1, or a
     // store allocated there before O's decision), and no store performed
@@ -657,7 +660,7 @@ module sbrp_pb_formal #(
     // 3: an ordering op's response (performed or coalesced): its entry, the
     // youngest of the PB, is its warp's youngest
     assign x_coal_ok[3] = !(rsp_order && rsp_warp < W)
-        || (!pb_empty && x_nr != 2'd0 && x_yr == x_y1);
+        || (!pb_empty && x_nrs != 2'd0 && x_yr == x_y1);
     // 4: the requests in flight are of distinct warps (requirement 6)
     assign x_coal_ok[4] = !(sv[1] && sv[2] && sw[1] == sw[2]) && !(sv[1] && sv[3] && sw[1] == sw[3])
         && !(sv[2] && sv[3] && sw[2] == sw[3]);
