@@ -375,10 +375,13 @@ pub const INDUCTION_K: u32 = 4;
 /// The k-induction of property `name`: `actr` with its invariants
 /// (`INV_ACTR`; proved at k = 2); `lost` with `INV_ACTR` and `INV_LOST`
 /// (the PB's memories, head staging and request pipeline tied to the
-/// pending store of the witness line; proved at k = [`LOST_K`]); pmo,
-/// durable and coalesce at [`INDUCTION_K`] with `INV_ACTR` and the
-/// monitors' `INV_MON` (not yet inductive: the invariants they miss are in
-/// docs/hardware.md §5); every other at [`INDUCTION_K`] without.
+/// pending store of the witness line; proved at k = [`LOST_K`]);
+/// `coalesce` at [`COAL_K`] with those, `INV_MON` and `INV_COAL` (the
+/// per-warp ordering queues sound and complete, the request's selected
+/// queue registers, `last_type`, the coalescing monitor: hold from reset;
+/// the step is not yet decided, docs/hardware.md §5); pmo and durable at
+/// [`INDUCTION_K`] with `INV_ACTR` and the monitors' `INV_MON` (not yet
+/// inductive); every other at [`INDUCTION_K`] without.
 pub fn induction(name: &str) -> Induction {
     match name {
         "actr" => Induction {
@@ -413,7 +416,8 @@ pub fn induction(name: &str) -> Induction {
     }
 }
 
-/// Depth of `coalesce`'s inductive step with `INV_LOST` and `INV_COAL`.
+/// Depth of `coalesce`'s inductive step with `INV_LOST` and `INV_COAL`:
+/// that of `lost` ([`LOST_K`]), whose facts it reuses.
 pub const COAL_K: u32 = 3;
 
 /// Depth of `lost`'s inductive step with `INV_LOST`: k = 2 is not
@@ -596,6 +600,43 @@ mod tests {
         assert_eq!(lhs.len(), n);
         // actr binds no memory
         assert!(!induction("actr").connect_script(16, 4, 4).contains("mem["));
+    }
+
+    /// `coalesce`'s binding script names each bit plane of both ordering
+    /// queue entries once (IW planes of W bits), after the memory words.
+    #[test]
+    fn coalesce_binds_each_queue_plane_once() {
+        let ind = induction("coalesce");
+        assert_eq!(ind.k, COAL_K);
+        let s = ind.connect_script(16, 4, 4);
+        assert!(!s.contains(PLANES), "{s}");
+        assert_eq!(
+            s.lines()
+                .filter(|l| l.starts_with("connect -set x_q0p["))
+                .count(),
+            4
+        );
+        assert_eq!(
+            s.lines()
+                .filter(|l| l.starts_with("connect -set x_q1p["))
+                .count(),
+            4
+        );
+        assert!(s.contains("connect -set x_q0p[3:0] dut.warps.q0_0\n"));
+        assert!(s.contains("connect -set x_q1p[15:12] dut.warps.q1_3\n"));
+        assert_eq!(s.matches("connect -set x_memt[").count(), 16);
+        let s32 = ind.connect_script(32, 8, 5);
+        assert!(s32.contains("connect -set x_q1p[39:32] dut.warps.q1_4\n"));
+        assert_eq!(
+            s32.lines()
+                .filter(|l| l.starts_with("connect -set x_q0p["))
+                .count(),
+            5
+        );
+        // lost binds no queue plane
+        assert!(!induction("lost")
+            .connect_script(16, 4, 4)
+            .contains("dut.warps.q0_"));
     }
 
     /// Every property has a broken variant run by default, every cover none.
