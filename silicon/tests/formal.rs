@@ -524,7 +524,7 @@ fn coalesce_invariants_hold_from_reset_and_its_induction_rejects_a_coalescing_mu
         coal.break_rtl(&v, &coal.broken[0]).unwrap(),
     )
     .unwrap();
-    let prove = |k: u32, seconds: u64, rtl: Option<std::path::PathBuf>| {
+    let prove = |k: u32, seconds: u32, rtl: Option<std::path::PathBuf>| {
         silicon::prove(
             &p,
             &silicon::ProveOptions {
