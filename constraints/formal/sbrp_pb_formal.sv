@@ -33,8 +33,12 @@
 //                                    constraints/formal/inv_lost.ys (memory words
 //                                    per size by `sbrp prove`); proved at k = 2
 //                          INV_MON   the monitors' ghost state consistent with
-//                                    itself (with INV_ACTR; not yet enough for
-//                                    pmo, durable, coalesce: docs/hardware.md §5)
+//                                    itself (with INV_ACTR)
+//                          INV_COAL  the per-warp ordering queues sound and
+//                                    complete, the request's selected queue
+//                                    registers, the coalescing monitor (with
+//                                    INV_ACTR, INV_MON, INV_LOST; inv_coal.ys);
+//                                    coalesce not yet proved (docs/hardware.md §5)
 //
 // All checks of a run are ANDed into one assertion `ok` (one AIGER property).
 module sbrp_pb_formal #(
@@ -471,6 +475,9 @@ module sbrp_pb_formal #(
 `ifdef INV_LOST
         if (!(&x_lost_ok)) inv_ok = 1'b0;
 `endif
+`ifdef INV_COAL
+        if (!(&x_coal_ok)) inv_ok = 1'b0;
+`endif
     end
     // Before the checks start (the cycle after the first), the ghost and the
     // unit are both in their reset cycle: else the inductive step could start
@@ -480,6 +487,9 @@ module sbrp_pb_formal #(
     wire inv_ok = 1'b1;
     wire inv_pre = 1'b1;
 `endif
+    // the assertion as a net (to read a counterexample to induction, Yosys
+    // `sat -seq`: chk set in the first k steps, proved in the last)
+    (* keep *) wire chk = !started || (settled ? ok && inv_ok : inv_pre);
     always @* if (started) assert (settled ? ok && inv_ok : inv_pre);
 
     // ---- monitors of the checks ----------------------------------------------
@@ -625,5 +635,85 @@ module sbrp_pb_formal #(
     assign x_lost_ok[15] = (!x_m2te || x_memt[3*x_m2a +: 3] == x_m2t)
         && (!x_m2le || x_meml[LW*x_m2a +: LW] == x_m2l)
         && (!x_m2we || (x_memw[W*x_m2a +: W] & x_m2m) == (x_m2w & x_m2m));
+`endif
+`ifdef INV_COAL
+    // ---- strengthening invariants of CHECK_COALESCE (with INV_ACTR, INV_MON,
+    // INV_LOST): the per-warp ordering queues (oq_n on two bit planes, the
+    // entries q0, q1 on IW bit planes each, W bits a plane), bound by
+    // inv_coal.ys (the planes by `sbrp prove`, one line per plane).
+    wire [W-1:0] x_nlo, x_nhi;
+    wire [W*IW-1:0] x_q0p, x_q1p;
+    wire x_yqv, x_qfull;
+    wire [IW-1:0] x_yqi;
+    wire [2:0] x_last;
+    // per warp, flat: its count, oldest and youngest entry; qs: sound and
+    // complete
+    wire [2*W-1:0] qn;
+    wire [IW*W-1:0] qyv;
+    wire [W-1:0] qs;
+    // a live ordering entry (types 2..7)
+    wire [N-1:0] aord;
+    generate for (gi = 0; gi < N; gi = gi + 1) begin : xo
+        assign aord[gi] = alive[gi] && atv[3*gi +: 3] >= 3'd2;
+    end endgenerate
+    genvar gw, gj;
+    generate for (gw = 0; gw < W; gw = gw + 1) begin : xw
+        wire [IW-1:0] q0, q1;
+        for (gj = 0; gj < IW; gj = gj + 1) begin : xb
+            assign q0[gj] = x_q0p[W*gj + gw];
+            assign q1[gj] = x_q1p[W*gj + gw];
+        end
+        wire [1:0] n = {x_nhi[gw], x_nlo[gw]};
+        wire [IW-1:0] yg = n == 2'd2 ? q1 : q0;
+        assign qn[2*gw +: 2] = n;
+        assign qyv[IW*gw +: IW] = yg;
+        wire [IW-1:0] a0 = q0 - obs_head, a1 = q1 - obs_head;
+        // sound: at most D = 2 entries, each a live ordering entry naming the
+        // warp, q0 older than q1
+        wire s0 = n == 2'd0 || (aord[q0] && awv[W*q0 + gw]);
+        wire s1 = n != 2'd2 || (aord[q1] && awv[W*q1 + gw] && a0 < a1);
+        // complete: every live ordering entry naming the warp is in its queue
+        wire [N-1:0] cm;
+        for (gj = 0; gj < N; gj = gj + 1) begin : xc
+            assign cm[gj] = !(aord[gj] && awv[W*gj + gw])
+                || (n != 2'd0 && q0 == gj) || (n == 2'd2 && q1 == gj);
+        end
+        assign qs[gw] = n != 2'd3 && s0 && s1 && &cm;
+    end endgenerate
+    wire [IW-1:0] x_y1 = obs_tail - 1'b1;
+    wire [5:0] x_w2 = sw[2];
+    wire [1:0] x_n2 = qn[2*x_w2 +: 2];
+    wire [1:0] x_nw = qn[2*ww +: 2];
+    wire [IW-1:0] x_yw = qyv[IW*ww +: IW];
+    wire [1:0] x_nrs = qn[2*rsp_warp +: 2];
+    wire [IW-1:0] x_yr = qyv[IW*rsp_warp +: IW];
+    // the coalescing monitor's slot holds a live persist entry (S1, or a
+    // store allocated there before O's decision), and no store performed
+    // there is answered this cycle (it disarms the monitor)
+    wire x_s1p = coal_armed && alive[s1_idx] && atv[3*s1_idx +: 3] == 3'd1
+        && !(rsp_valid && rsp_kind == PERFORMED && rop == 3'd0 && rsp_idx == s1_idx);
+    wire [IW-1:0] x_as1 = s1_idx - obs_head, x_ayw = x_yw - obs_head;
+    wire [7:0] x_coal_ok;
+    // 0: every warp's ordering queue sound and complete
+    assign x_coal_ok[0] = &qs;
+    // 1: the request in r2 (a warp below W): the selected queue registers are
+    // its queue's at the start of the decision cycle (non-empty, youngest, full)
+    assign x_coal_ok[1] = !(x_r2v && x_w2 < W)
+        || (x_yqv == (x_n2 != 2'd0) && x_qfull == (x_n2 == 2'd2)
+            && (!x_yqv || x_yqi == qyv[IW*x_w2 +: IW]));
+    // 2: the youngest entry's type is last_type (an ordering type; a store's
+    // entry may have become a hole)
+    assign x_coal_ok[2] = pb_empty || x_last < 3'd2 || atv[3*x_y1 +: 3] == x_last;
+    // 3: an ordering op's response (performed or coalesced): its entry, the
+    // youngest of the PB, is its warp's youngest
+    assign x_coal_ok[3] = !(rsp_order && rsp_warp < W)
+        || (!pb_empty && x_nrs != 2'd0 && x_yr == x_y1);
+    // 4: the requests in flight are of distinct warps (requirement 6)
+    assign x_coal_ok[4] = !(sv[1] && sv[2] && sw[1] == sw[2]) && !(sv[1] && sv[3] && sw[1] == sw[3])
+        && !(sv[2] && sv[3] && sw[2] == sw[3]);
+    // 5: armed, with S1's slot a live persist entry: ww's youngest ordering
+    // entry is younger than it
+    assign x_coal_ok[5] = !x_s1p || (x_nw != 2'd0 && x_ayw > x_as1);
+    assign x_coal_ok[7:6] = 2'b11;
 `endif
 endmodule

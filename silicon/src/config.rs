@@ -22,6 +22,7 @@ pub(crate) const FORMAL_WRAPPER: &str = include_str!("../../constraints/formal/s
 pub(crate) const PROVE_YS: &str = include_str!("../../constraints/formal/prove.ys");
 pub(crate) const INV_ACTR_YS: &str = include_str!("../../constraints/formal/inv_actr.ys");
 pub(crate) const INV_LOST_YS: &str = include_str!("../../constraints/formal/inv_lost.ys");
+pub(crate) const INV_COAL_YS: &str = include_str!("../../constraints/formal/inv_coal.ys");
 
 /// The paper's SM clock (SBRP, Table 1).
 pub const PAPER_CLOCK_MHZ: f64 = 1365.0;

@@ -322,6 +322,8 @@ pub const INDUCTION_SECONDS: u32 = 120;
 
 /// The placeholder line of `inv_lost.ys` for the memory words.
 const MEMORIES: &str = "@MEMORIES@";
+/// The placeholder line of `inv_coal.ys` for the ordering queues' bit planes.
+const PLANES: &str = "@PLANES@";
 
 impl Induction {
     /// The Yosys commands of [`Induction::connect`] for a PB of `entries`
@@ -329,12 +331,26 @@ impl Induction {
     /// line becomes one `connect -set` per word of `pb_type`, `pb_line` and
     /// `pb_warps` (after `memory_map`, word i is the wire
     /// `dut.pb_type.mem[i]`), bound to its slice of `x_memt`, `x_meml`,
-    /// `x_memw` (`INV_LOST` in the wrapper).
+    /// `x_memw` (`INV_LOST` in the wrapper); each `@PLANES@` line becomes
+    /// one `connect -set` per bit plane j of the ordering queues (`q0_j`,
+    /// `q1_j` of `warps`, W bits each), bound to bits `[W(j+1)-1:Wj]` of
+    /// `x_q0p`, `x_q1p` (`INV_COAL`).
     pub fn connect_script(&self, entries: u32, warps: u32, line_bits: u32) -> String {
+        let iw = entries.max(2).next_power_of_two().trailing_zeros();
         let mut out = String::new();
         for script in self.connect {
             for line in script.lines() {
-                if line.trim() == MEMORIES {
+                if line.trim() == PLANES {
+                    for j in 0..iw {
+                        for (wire, reg) in [("x_q0p", "q0_"), ("x_q1p", "q1_")] {
+                            out.push_str(&format!(
+                                "connect -set {wire}[{}:{}] dut.warps.{reg}{j}\n",
+                                warps * j + warps - 1,
+                                warps * j
+                            ));
+                        }
+                    }
+                } else if line.trim() == MEMORIES {
                     for i in 0..entries {
                         for (wire, mem, w) in [
                             ("x_memt", "pb_type", 3),
@@ -365,10 +381,13 @@ pub const INDUCTION_K: u32 = 4;
 /// The k-induction of property `name`: `actr` with its invariants
 /// (`INV_ACTR`; proved at k = 2); `lost` with `INV_ACTR` and `INV_LOST`
 /// (the PB's memories, head staging and request pipeline tied to the
-/// pending store of the witness line; proved at k = [`LOST_K`]); pmo,
-/// durable and coalesce at [`INDUCTION_K`] with `INV_ACTR` and the
-/// monitors' `INV_MON` (not yet inductive: the invariants they miss are in
-/// docs/hardware.md §5); every other at [`INDUCTION_K`] without.
+/// pending store of the witness line; proved at k = [`LOST_K`]);
+/// `coalesce` at [`COAL_K`] with those, `INV_MON` and `INV_COAL` (the
+/// per-warp ordering queues sound and complete, the request's selected
+/// queue registers, `last_type`, the coalescing monitor: hold from reset;
+/// the step is not yet decided, docs/hardware.md §5); pmo and durable at
+/// [`INDUCTION_K`] with `INV_ACTR` and the monitors' `INV_MON` (not yet
+/// inductive); every other at [`INDUCTION_K`] without.
 pub fn induction(name: &str) -> Induction {
     match name {
         "actr" => Induction {
@@ -384,7 +403,17 @@ pub fn induction(name: &str) -> Induction {
             // 180 s at 16 entries, 840 s at 32 / 8 (load 4-6)
             seconds: 1200,
         },
-        "pmo" | "durable" | "coalesce" => Induction {
+        "coalesce" => Induction {
+            k: COAL_K,
+            defines: &["INV_ACTR", "INV_MON", "INV_LOST", "INV_COAL"],
+            connect: &[
+                crate::config::INV_ACTR_YS,
+                crate::config::INV_LOST_YS,
+                crate::config::INV_COAL_YS,
+            ],
+            seconds: INDUCTION_SECONDS,
+        },
+        "pmo" | "durable" => Induction {
             k: INDUCTION_K,
             defines: &["INV_ACTR", "INV_MON"],
             connect: &[crate::config::INV_ACTR_YS],
@@ -404,6 +433,11 @@ pub fn induction(name: &str) -> Induction {
 /// the facts on the registers the unit recomputes every cycle (read data,
 /// forwarding compares, `live_k`, `has_line`; without them k = 3).
 pub const LOST_K: u32 = 2;
+
+/// Depth of `coalesce`'s inductive step with `INV_LOST` and `INV_COAL`
+/// (not yet proved: the step gives no verdict within its time limit,
+/// docs/hardware.md §5).
+pub const COAL_K: u32 = 3;
 
 /// Negative control of `actr`'s k-induction: ACTR may reach its maximum and
 /// still let a flush start (`ep_room`'s "one below the maximum" compare
@@ -579,6 +613,43 @@ mod tests {
         assert_eq!(lhs.len(), n);
         // actr binds no memory
         assert!(!induction("actr").connect_script(16, 4, 4).contains("mem["));
+    }
+
+    /// `coalesce`'s binding script names each bit plane of both ordering
+    /// queue entries once (IW planes of W bits), after the memory words.
+    #[test]
+    fn coalesce_binds_each_queue_plane_once() {
+        let ind = induction("coalesce");
+        assert_eq!(ind.k, COAL_K);
+        let s = ind.connect_script(16, 4, 4);
+        assert!(!s.contains(PLANES), "{s}");
+        assert_eq!(
+            s.lines()
+                .filter(|l| l.starts_with("connect -set x_q0p["))
+                .count(),
+            4
+        );
+        assert_eq!(
+            s.lines()
+                .filter(|l| l.starts_with("connect -set x_q1p["))
+                .count(),
+            4
+        );
+        assert!(s.contains("connect -set x_q0p[3:0] dut.warps.q0_0\n"));
+        assert!(s.contains("connect -set x_q1p[15:12] dut.warps.q1_3\n"));
+        assert_eq!(s.matches("connect -set x_memt[").count(), 16);
+        let s32 = ind.connect_script(32, 8, 5);
+        assert!(s32.contains("connect -set x_q1p[39:32] dut.warps.q1_4\n"));
+        assert_eq!(
+            s32.lines()
+                .filter(|l| l.starts_with("connect -set x_q0p["))
+                .count(),
+            5
+        );
+        // lost binds no queue plane
+        assert!(!induction("lost")
+            .connect_script(16, 4, 4)
+            .contains("dut.warps.q0_"));
     }
 
     /// Every property has a broken variant run by default, every cover none.
