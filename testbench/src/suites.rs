@@ -296,12 +296,8 @@ pub fn run_trace(t: &Trace, opts: &RunOpts, rtl: Option<&Rtl>, name: &str) -> Re
             "{bounds} `resume ... within` bound(s) not checked: they count the unit without register slices"
         ));
     }
-    let races = |e: &&sbrp_trace::Expectation| {
-        use sbrp_trace::Expect::*;
-        matches!(e.what, Occurs(..) | Stall(..) | Flushes(..))
-    };
     let lat = opts.slices.rsp_latency();
-    if lat > 5 && t.expects.iter().any(|e| races(&e)) {
+    if lat > 5 && t.expects.iter().any(|e| e.what.is_race()) {
         notes.push(format!(
             "the trace's races (occurs, stall, flushes) were written for a 3-cycle round trip; at {lat} cycles some windows close (docs/microarch.md §2.1)"
         ));

@@ -244,8 +244,7 @@ fn durable_result(dir: &std::path::Path, name: &str) -> (Vec<String>, Vec<String
 /// were written for; the safety ones (forbid, order, pmo, alldurable,
 /// nostall, early, maxactr, ldmiss) hold at any latency.
 fn is_race(e: &sbrp_trace::Expect) -> bool {
-    use sbrp_trace::Expect::*;
-    matches!(e, Occurs(..) | Stall(..) | Flushes(..) | Resume(..))
+    e.is_race() || matches!(e, sbrp_trace::Expect::Resume(..))
 }
 
 /// Slices change cycle counts only: on every litmus trace (model), at each

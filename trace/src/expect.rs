@@ -37,6 +37,20 @@ pub enum Expect {
     Pmo,
 }
 
+impl Expect {
+    /// A race the trace was written for at the unsliced unit's round trip
+    /// (a reordering shown, a stall seen, a flush count): register slices
+    /// that lengthen the round trip may close its window
+    /// (`docs/microarch.md` §2.1). `resume ... within` bounds count cycles
+    /// and are a separate case ([`Expect::Resume`]).
+    pub fn is_race(&self) -> bool {
+        matches!(
+            self,
+            Expect::Occurs(..) | Expect::Stall(..) | Expect::Flushes(..)
+        )
+    }
+}
+
 /// One expectation with the line it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expectation {

@@ -29,6 +29,18 @@ fn core(m: &PbModel) -> Vec<u64> {
     v
 }
 
+/// A small unit that fills, stalls and wraps often.
+fn small() -> PbParams {
+    PbParams {
+        entries: 16,
+        warps: 4,
+        lines: 16,
+        actr_bits: 4,
+        window: 2,
+        policy: FlushPolicy::Window,
+    }
+}
+
 /// `frozen` and `refuses` against `step`: whenever the model says it is
 /// frozen for the coming inputs and refuses the request in `r2`, a step
 /// changes nothing but the pipeline and answers replay; and a request it
@@ -36,14 +48,7 @@ fn core(m: &PbModel) -> Vec<u64> {
 /// fills and stalls often).
 #[test]
 fn frozen_steps_change_only_the_pipeline() {
-    let p = PbParams {
-        entries: 16,
-        warps: 4,
-        lines: 16,
-        actr_bits: 4,
-        window: 2,
-        policy: FlushPolicy::Window,
-    };
+    let p = small();
     let (mut frozen, mut refused, mut taken) = (0, 0, 0);
     for seed in 0..8 {
         let mut m = PbModel::new(&p).unwrap();
@@ -106,14 +111,7 @@ fn frozen_steps_change_only_the_pipeline() {
 #[test]
 fn an_ordering_entry_is_never_the_head_of_a_full_pb() {
     use sbrp_iface::stimulus::Profile;
-    let p = PbParams {
-        entries: 16,
-        warps: 4,
-        lines: 16,
-        actr_bits: 4,
-        window: 2,
-        policy: FlushPolicy::Window,
-    };
+    let p = small();
     let (mut full, mut ord_head) = (0u64, 0u64);
     for (seed, profile) in [
         (1, Profile::Default),
