@@ -38,7 +38,12 @@
 //                                    complete, the request's selected queue
 //                                    registers, the coalescing monitor (with
 //                                    INV_ACTR, INV_MON, INV_LOST; inv_coal.ys);
-//                                    coalesce not yet proved (docs/hardware.md §5)
+//                                    coalesce proved at k = 2
+//                          INV_DUR   the witness warp's stalling entry and ODM,
+//                                    the witness flush's place and epoch, the
+//                                    warp's EDM epoch, dead epochs empty (with
+//                                    INV_ACTR, INV_MON, INV_LOST; inv_dur.ys);
+//                                    durable proved at k = 2
 //
 // All checks of a run are ANDed into one assertion `ok` (one AIGER property).
 module sbrp_pb_formal #(
@@ -478,6 +483,9 @@ module sbrp_pb_formal #(
 `ifdef INV_COAL
         if (!(&x_coal_ok)) inv_ok = 1'b0;
 `endif
+`ifdef INV_DUR
+        if (!(&x_dur_ok)) inv_ok = 1'b0;
+`endif
     end
     // Before the checks start (the cycle after the first), the ghost and the
     // unit are both in their reset cycle: else the inductive step could start
@@ -715,5 +723,82 @@ module sbrp_pb_formal #(
     // entry is younger than it
     assign x_coal_ok[5] = !x_s1p || (x_nw != 2'd0 && x_ayw > x_as1);
     assign x_coal_ok[7:6] = 2'b11;
+`endif
+`ifdef INV_DUR
+    // ---- strengthening invariants of CHECK_DURABLE (with INV_ACTR, INV_MON,
+    // INV_LOST): ww's stalling entry and ODM, the witness flush's place
+    // (S1's entry, the FIFO, taken) and epoch, and ww's EDM epoch, bound by
+    // inv_dur.ys.
+    wire [W-1:0] x_dodm = obs_odm;
+    wire [W-1:0] x_edm0, x_edm1, x_edm2, x_edm3, x_fsm0, x_fsm1, x_fsm2, x_fsm3;
+    wire [1:0] x_epold;
+    wire x_wst;
+    wire [2:0] x_dlast;
+    wire [1:0] x_epc = obs_epoch;
+    // ww's stalling entries (dFence, pAcq device, pRel device): a live entry
+    // of type 3, 6 or 7 whose warps include ww
+    wire [N-1:0] stl;
+    generate for (gi = 0; gi < N; gi = gi + 1) begin : xd
+        wire [2:0] t = atv[3*gi +: 3];
+        assign stl[gi] = alive[gi] && (t == 3'd3 || t == 3'd6 || t == 3'd7) && awv[W*gi + ww];
+    end endgenerate
+    // S1's witness flush not yet taken; S1's entry a live persist of wl
+    wire d_p = ph != 2'd0 && !wf_seen;
+    wire d_s1 = alive[s1_idx] && atv[3*s1_idx +: 3] == 3'd1 && alv[LW*s1_idx +: LW] == wl;
+    wire [IW-1:0] d_as1 = s1_idx - obs_head;
+    // the oldest queued flush of wl: its epoch (FIFO head register, then the
+    // ring slots by distance from the read pointer)
+    wire [LW-1:0] x_l0 = x_rd == 2'd0 ? x_bl0 : x_rd == 2'd1 ? x_bl1 : x_bl2;
+    wire [LW-1:0] x_l1 = x_s1 == 2'd0 ? x_bl0 : x_s1 == 2'd1 ? x_bl1 : x_bl2;
+    wire [1:0] d_fep = (flush_valid && flush_line == wl) ? flush_epoch
+        : (x_nr > 0 && x_l0 == wl) ? x_b0 : (x_nr > 1 && x_l1 == wl) ? x_b1 : x_b2;
+    // the witness flush's epoch: queued, or taken and not acked
+    wire [1:0] d_ew = d_p ? d_fep : wf_ep;
+    wire [1:0] d_aw = d_ew - x_epold, d_acur = x_epc - x_epold;
+    wire [4*W-1:0] x_edmf = {x_edm3, x_edm2, x_edm1, x_edm0};
+    // ww in the EDM mask of a live epoch j no older than the witness flush's
+    wire [3:0] d_j;
+    wire [3:0] d_dead;
+    genvar ge2;
+    generate for (ge2 = 0; ge2 < 4; ge2 = ge2 + 1) begin : xe
+        wire [1:0] aj = ge2 - x_epold;
+        assign d_dead[ge2] = aj > d_acur;
+        assign d_j[ge2] = !d_dead[ge2] && x_edmf[W*ge2 + ww] && d_aw <= aj;
+    end endgenerate
+    wire d_armed = dur_armed && !s1_acked;
+    wire [7:0] x_dur_ok;
+    // 0: ww has at most one stalling entry, and is in ODM exactly when it has one
+    assign x_dur_ok[0] = (stl & (stl - 1'b1)) == 0 && x_dodm[ww] == (stl != 0);
+    // 1: a request of ww in r2: its registered stall bit is ww's stall
+    assign x_dur_ok[1] = !(x_r2v && sw[2] == ww) || x_wst == stall[ww];
+    // 2: the youngest entry's type is last_type (an ordering type)
+    // (the index a wire of IW bits: `tail - 1` inside the index would be
+    // computed at 32 bits and wrap to no entry at tail 0)
+    wire [IW-1:0] d_y = obs_tail - 1'b1;
+    assign x_dur_ok[2] = pb_empty || x_dlast < 3'd2 || atv[3*d_y +: 3] == x_dlast;
+    // 3: a stalling ordering op's response for ww: its entry, the youngest
+    // of the PB, of its type, names ww
+    assign x_dur_ok[3] = !(rsp_order && rsp_warp == ww && (rop == 3'd2 || rop == 3'd5 || rop == 3'd6))
+        || (!pb_empty && atv[3*d_y +: 3] == rop + 3'd1 && awv[W*d_y + ww]);
+    // 4: S1's witness flush not taken: S1's entry is a live persist of wl,
+    // or a flush of wl is queued
+    assign x_dur_ok[4] = !d_p || d_s1 || x_fifo_wl;
+    // 5: armed, ww in ODM: its stalling entry is a dFence or device pRel,
+    // younger than S1's entry while that is live
+    wire [N-1:0] d_o;
+    generate for (gi = 0; gi < N; gi = gi + 1) begin : xo5
+        wire [2:0] t = atv[3*gi +: 3];
+        wire [IW-1:0] a = gi - obs_head;
+        assign d_o[gi] = !stl[gi] || ((t == 3'd3 || t == 3'd7) && (!(d_p && d_s1) || d_as1 < a));
+    end endgenerate
+    assign x_dur_ok[5] = !(d_armed && x_dodm[ww]) || &d_o;
+    // 6: armed, ww out of ODM: S1 has left the PB, and ww waits in EDM for
+    // an epoch no older than the witness flush's
+    assign x_dur_ok[6] = !(d_armed && !x_dodm[ww]) || ((!d_p || (x_fifo_wl && !d_s1)) && d_j != 0);
+    // 7: dead epochs (after ep_cur, before ep_old): no count, no warps
+    assign x_dur_ok[7] = !(d_dead[0] && (x_ectr0 != 0 || x_edm0 != 0 || x_fsm0 != 0))
+        && !(d_dead[1] && (x_ectr1 != 0 || x_edm1 != 0 || x_fsm1 != 0))
+        && !(d_dead[2] && (x_ectr2 != 0 || x_edm2 != 0 || x_fsm2 != 0))
+        && !(d_dead[3] && (x_ectr3 != 0 || x_edm3 != 0 || x_fsm3 != 0));
 `endif
 endmodule

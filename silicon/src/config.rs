@@ -23,6 +23,7 @@ pub(crate) const PROVE_YS: &str = include_str!("../../constraints/formal/prove.y
 pub(crate) const INV_ACTR_YS: &str = include_str!("../../constraints/formal/inv_actr.ys");
 pub(crate) const INV_LOST_YS: &str = include_str!("../../constraints/formal/inv_lost.ys");
 pub(crate) const INV_COAL_YS: &str = include_str!("../../constraints/formal/inv_coal.ys");
+pub(crate) const INV_DUR_YS: &str = include_str!("../../constraints/formal/inv_dur.ys");
 
 /// The paper's SM clock (SBRP, Table 1).
 pub const PAPER_CLOCK_MHZ: f64 = 1365.0;

@@ -384,8 +384,10 @@ pub const INDUCTION_K: u32 = 4;
 /// pending store of the witness line; proved at k = [`LOST_K`]);
 /// `coalesce` at [`COAL_K`] with those, `INV_MON` and `INV_COAL` (the
 /// per-warp ordering queues sound and complete, the request's selected
-/// queue registers, `last_type`, the coalescing monitor: hold from reset;
-/// the step is not yet decided, docs/hardware.md §5); pmo and durable at
+/// queue registers, `last_type`, the coalescing monitor); `durable` at
+/// [`DUR_K`] with `INV_ACTR`, `INV_MON`, `INV_LOST` and `INV_DUR` (the
+/// witness warp's stalling entry and ODM, the witness flush's place and
+/// epoch, the warp's EDM epoch, dead epochs empty); pmo at
 /// [`INDUCTION_K`] with `INV_ACTR` and the monitors' `INV_MON` (not yet
 /// inductive); every other at [`INDUCTION_K`] without.
 pub fn induction(name: &str) -> Induction {
@@ -411,9 +413,21 @@ pub fn induction(name: &str) -> Induction {
                 crate::config::INV_LOST_YS,
                 crate::config::INV_COAL_YS,
             ],
-            seconds: INDUCTION_SECONDS,
+            // 494 s at 16 entries (load about 3)
+            seconds: 1500,
         },
-        "pmo" | "durable" => Induction {
+        "durable" => Induction {
+            k: DUR_K,
+            defines: &["INV_ACTR", "INV_MON", "INV_LOST", "INV_DUR"],
+            connect: &[
+                crate::config::INV_ACTR_YS,
+                crate::config::INV_LOST_YS,
+                crate::config::INV_DUR_YS,
+            ],
+            // 291 s at 16 entries (load about 3)
+            seconds: 1200,
+        },
+        "pmo" => Induction {
             k: INDUCTION_K,
             defines: &["INV_ACTR", "INV_MON"],
             connect: &[crate::config::INV_ACTR_YS],
@@ -434,10 +448,13 @@ pub fn induction(name: &str) -> Induction {
 /// forwarding compares, `live_k`, `has_line`; without them k = 3).
 pub const LOST_K: u32 = 2;
 
-/// Depth of `coalesce`'s inductive step with `INV_LOST` and `INV_COAL`
-/// (not yet proved: the step gives no verdict within its time limit,
-/// docs/hardware.md §5).
-pub const COAL_K: u32 = 3;
+/// Depth of `coalesce`'s inductive step with `INV_LOST` and `INV_COAL`:
+/// proved at k = 2 (494 s at 16 entries); at k = 3 the step gave no
+/// verdict in 817 s (docs/hardware.md §5).
+pub const COAL_K: u32 = 2;
+
+/// Depth of `durable`'s inductive step with `INV_LOST` and `INV_DUR`.
+pub const DUR_K: u32 = 2;
 
 /// Negative control of `actr`'s k-induction: ACTR may reach its maximum and
 /// still let a flush start (`ep_room`'s "one below the maximum" compare
@@ -650,6 +667,36 @@ mod tests {
         assert!(!induction("lost")
             .connect_script(16, 4, 4)
             .contains("dut.warps.q0_"));
+    }
+
+    /// Every property's binding scripts, at both sizes, bind each wire (or
+    /// wire slice) once; `durable` binds the epochs' EDM and FSM masks.
+    #[test]
+    fn every_induction_binds_each_wire_once() {
+        for p in PROPERTIES {
+            for (n, w, lb) in [(16, 4, 4), (32, 8, 5)] {
+                let s = induction(p.name).connect_script(n, w, lb);
+                let mut lhs: Vec<&str> = s
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("connect -set "))
+                    .map(|l| l.split_whitespace().next().unwrap())
+                    .collect();
+                let all = lhs.len();
+                lhs.sort();
+                lhs.dedup();
+                assert_eq!(lhs.len(), all, "{} at {n} entries", p.name);
+            }
+        }
+        let ind = induction("durable");
+        assert_eq!(ind.k, DUR_K);
+        let s = ind.connect_script(16, 4, 4);
+        assert!(
+            s.contains("connect -set x_edm3 dut.epochs.ep_edm[3]\n"),
+            "{s}"
+        );
+        assert!(s.contains("connect -set x_epold dut.epochs.ep_old\n"));
+        assert_eq!(s.matches("connect -set x_memw[").count(), 16);
+        assert!(!s.contains("dut.warps.q0_"));
     }
 
     /// Every property has a broken variant run by default, every cover none.

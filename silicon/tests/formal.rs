@@ -523,10 +523,23 @@ fn prove_lost(
     seconds: u32,
     rtl: Option<std::path::PathBuf>,
 ) -> silicon::ProveReport {
+    prove_one(p, "lost", unbounded, k, seconds, rtl)
+}
+
+/// `sbrp prove --property NAME` with `--unbounded` (k-induction) or not
+/// (BMC), `--k`, `--induction-seconds`, `--rtl`.
+fn prove_one(
+    p: &PbParams,
+    name: &str,
+    unbounded: bool,
+    k: u32,
+    seconds: u32,
+    rtl: Option<std::path::PathBuf>,
+) -> silicon::ProveReport {
     silicon::prove(
         p,
         &silicon::ProveOptions {
-            property: Some("lost".into()),
+            property: Some(name.into()),
             unbounded,
             induction_k: k,
             induction_seconds: seconds,
@@ -535,6 +548,15 @@ fn prove_lost(
         },
     )
     .expect("yosys runs")
+}
+
+/// The RTL of property `name`'s first broken variant, in `dir`.
+fn first_mutant(p: &PbParams, name: &str, dir: &std::path::Path) -> std::path::PathBuf {
+    let v = sbrp_hdl::generate_verilog(p).unwrap();
+    let prop = silicon::property(name).unwrap();
+    let f = dir.join(format!("{name}_broken0.v"));
+    std::fs::write(&f, prop.break_rtl(&v, &prop.broken[0]).unwrap()).unwrap();
+    f
 }
 
 /// The strengthening invariants of `lost` (`INV_LOST`, with `INV_ACTR`: the
@@ -677,4 +699,74 @@ fn coalesce_invariants_hold_from_reset_and_its_induction_rejects_a_coalescing_mu
         bad.runs[0].summary
     );
     assert!(bad.runs[0].seconds < 30.0, "{}", bad.runs[0].seconds);
+}
+
+/// `coalesce` by k-induction with `INV_COAL` (16 entries / 4 warps):
+/// proved for every depth at k = `COAL_K` (494 s of yosys-abc at load
+/// about 3; docs/hardware.md §5).
+#[test]
+#[ignore = "about 8 min: the inductive step of coalesce at 16 entries"]
+fn coalesce_is_proved_by_k_induction_at_16_entries() {
+    let r = prove_one(&params(16, 4), "coalesce", true, 0, 0, None);
+    assert_eq!(
+        r.runs[0].verdict,
+        Verdict::Inductive(silicon::COAL_K),
+        "{}",
+        r.runs[0].summary
+    );
+    assert!(r.all_as_expected());
+}
+
+/// `durable` with `INV_DUR` (and `INV_ACTR`, `INV_MON`, `INV_LOST`, 16
+/// entries / 4 warps): the invariants hold from reset (the base case, BMC
+/// to 10 frames with every invariant asserted), and the negative control:
+/// the RTL whose retiring dFence / device pRel does not join its warps to
+/// the epoch's EDM (`durable`'s broken variant; BMC finds it at frame 11,
+/// so the base case to k = `DUR_K` holds) is not proved: its inductive
+/// step fails at once (a counterexample to induction, not the time limit).
+#[test]
+fn durable_invariants_hold_from_reset_and_its_induction_rejects_the_edm_mutant() {
+    let p = params(16, 4);
+    let dir = tempfile::tempdir().unwrap();
+    let good = prove_one(&p, "durable", true, 10, 1, None);
+    assert!(
+        matches!(
+            good.runs[0].verdict,
+            Verdict::NotInductive(10) | Verdict::Inductive(10)
+        ),
+        "{:?}\n{}",
+        good.runs[0].verdict,
+        good.runs[0].summary
+    );
+    let bad = prove_one(
+        &p,
+        "durable",
+        true,
+        0,
+        120,
+        Some(first_mutant(&p, "durable", dir.path())),
+    );
+    assert_eq!(
+        bad.runs[0].verdict,
+        Verdict::NotInductive(silicon::DUR_K),
+        "{}",
+        bad.runs[0].summary
+    );
+    assert!(bad.runs[0].seconds < 60.0, "{}", bad.runs[0].seconds);
+}
+
+/// `durable` by k-induction with `INV_DUR` (16 entries / 4 warps): proved
+/// for every depth at k = `DUR_K` (291 s of yosys-abc at load about 3;
+/// docs/hardware.md §5).
+#[test]
+#[ignore = "about 5 min: the inductive step of durable at 16 entries"]
+fn durable_is_proved_by_k_induction_at_16_entries() {
+    let r = prove_one(&params(16, 4), "durable", true, 0, 0, None);
+    assert_eq!(
+        r.runs[0].verdict,
+        Verdict::Inductive(silicon::DUR_K),
+        "{}",
+        r.runs[0].summary
+    );
+    assert!(r.all_as_expected());
 }

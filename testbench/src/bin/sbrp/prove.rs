@@ -52,15 +52,18 @@ pub struct ProveArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["broken", "sabotage"])]
     rtl: Option<PathBuf>,
     /// Prove each property for every depth by k-induction (base case by BMC
-    /// to k, then the inductive step; `actr` and `lost` with their
-    /// strengthening invariants); a property not proved so is a failed check.
+    /// to k, then the inductive step; `actr`, `lost`, `coalesce` and
+    /// `durable` with their strengthening invariants); a property not
+    /// proved so is a failed check.
     #[arg(long)]
     unbounded: bool,
-    /// The k of --unbounded (0: each property's own: actr 2, lost 2, others 4).
+    /// The k of --unbounded (0: each property's own: actr, lost, coalesce,
+    /// durable 2; others 4).
     #[arg(long, value_name = "K", default_value_t = 0)]
     k: u32,
     /// Time limit of an inductive step, seconds (0: each property's own:
-    /// lost 1200 (about 3 min at 16 entries, 14 at 32), others 120).
+    /// lost 1200 (about 3 min at 16 entries, 14 at 32), durable 1200
+    /// (about 5 min), coalesce 1500 (about 8 min), others 120).
     #[arg(long, value_name = "S", default_value_t = 0)]
     induction_seconds: u32,
     /// Directory for the Yosys logs; written only when every run behaved as expected.
