@@ -486,6 +486,9 @@ module sbrp_pb_formal #(
 `ifdef INV_DUR
         if (!(&x_dur_ok)) inv_ok = 1'b0;
 `endif
+`ifdef INV_PMO
+        if (!(&x_pmo_ok)) inv_ok = 1'b0;
+`endif
     end
     // Before the checks start (the cycle after the first), the ghost and the
     // unit are both in their reset cycle: else the inductive step could start
@@ -800,5 +803,127 @@ module sbrp_pb_formal #(
         && !(d_dead[1] && (x_ectr1 != 0 || x_edm1 != 0 || x_fsm1 != 0))
         && !(d_dead[2] && (x_ectr2 != 0 || x_edm2 != 0 || x_fsm2 != 0))
         && !(d_dead[3] && (x_ectr3 != 0 || x_edm3 != 0 || x_fsm3 != 0));
+`endif
+`ifdef INV_PMO
+    // ---- strengthening invariants of CHECK_PMO (with INV_ACTR, INV_MON,
+    // INV_LOST, INV_COAL, INV_DUR; exact hooks): O's entry (a ghost index
+    // taken at O's response), S2's line tied to it, ww's FSM epoch, and the
+    // exact hooks naming every live persist entry; bound by inv_pmo.ys.
+    wire [W-1:0] x_bw0, x_bw1, x_bw2;
+    wire x_r1pbv, x_r2pbv;
+    wire [IW-1:0] x_r1pbi, x_r2pbi;
+    // O's entry: tail - 1 at O's response; live until the head passes it
+    // (the head moves one entry a cycle at most)
+    reg [IW-1:0] o_idx, hprev;
+    reg o_reg;
+    wire o_live = o_reg && !(hprev == o_idx && obs_head != o_idx);
+    always @(posedge clock) begin
+        hprev <= rst_cyc ? {IW{1'b0}} : obs_head;
+        o_reg <= !rst_cyc && (o_now || o_live);
+        if (o_now) o_idx <= obs_tail - 1'b1;
+    end
+    wire [IW-1:0] p_ao = o_idx - obs_head;
+    wire p_q = ph >= 2'd2 && !s1_acked;
+    // the FIFO's ring slots, line and warps, by distance from the read pointer
+    wire [LW-1:0] x_l2 = x_s2 == 2'd0 ? x_bl0 : x_s2 == 2'd1 ? x_bl1 : x_bl2;
+    wire [W-1:0] x_rw0 = x_rd == 2'd0 ? x_bw0 : x_rd == 2'd1 ? x_bw1 : x_bw2;
+    wire [W-1:0] x_rw1 = x_s1 == 2'd0 ? x_bw0 : x_s1 == 2'd1 ? x_bw1 : x_bw2;
+    wire [W-1:0] x_rw2 = x_s2 == 2'd0 ? x_bw0 : x_s2 == 2'd1 ? x_bw1 : x_bw2;
+    wire p_fifo_s2 = (flush_valid && flush_line == s2_line && flush_warps[ww])
+        || (x_nr > 0 && x_l0 == s2_line && x_rw0[ww]) || (x_nr > 1 && x_l1 == s2_line && x_rw1[ww])
+        || (x_nr > 2 && x_l2 == s2_line && x_rw2[ww]);
+    wire [4*W-1:0] x_fsmf = {x_fsm3, x_fsm2, x_fsm1, x_fsm0};
+    wire [3:0] p_j;
+    generate for (ge2 = 0; ge2 < 4; ge2 = ge2 + 1) begin : xpe
+        wire [1:0] aj = ge2 - x_epold;
+        assign p_j[ge2] = !d_dead[ge2] && x_fsmf[W*ge2 + ww] && d_aw <= aj;
+    end endgenerate
+    // per entry: a live persist of S2's line with ww's bit older than O; the
+    // exact hook of its line names it (but the entry of a store of the line
+    // answered now is that store's: its hook is written at the end of this
+    // cycle)
+    wire [N-1:0] p_old2, p_hook;
+    generate for (gi = 0; gi < N; gi = gi + 1) begin : xp
+        wire [LW-1:0] l = alv[LW*gi +: LW];
+        wire [IW-1:0] a = gi - obs_head;
+        wire pers = alive[gi] && atv[3*gi +: 3] == 3'd1;
+        assign p_old2[gi] = pers && l == s2_line && awv[W*gi + ww] && a < p_ao;
+        assign p_hook[gi] = !pers || ((rsp_store && rline == l) ? rsp_idx == gi : hv[l] && hi[l] == gi);
+    end endgenerate
+    // the registered eviction compare ob (warp g's oldest ordering entry is
+    // older than r2's k), for a live k
+    wire [W-1:0] x_ob;
+    wire [W-1:0] p_ob;
+    wire [IW-1:0] p_ak = x_r2k - obs_head;
+    genvar gp, gq;
+    generate for (gp = 0; gp < W; gp = gp + 1) begin : xob
+        wire [IW-1:0] q0;
+        for (gq = 0; gq < IW; gq = gq + 1) begin : xb
+            assign q0[gq] = x_q0p[W*gq + gp];
+        end
+        wire [IW-1:0] a0 = q0 - obs_head;
+        assign p_ob[gp] = qn[2*gp +: 2] != 2'd0 && a0 < p_ak;
+    end endgenerate
+    wire [W-1:0] x_fsmr;
+    wire [14:0] x_pmo_ok;
+    // 14: a store answered now: a performed one's entry is the youngest of
+    // the PB; its entry is younger than its warp's live ordering entries
+    wire [IW-1:0] p_ari = rsp_idx - obs_head, p_ayr = x_yr - obs_head;
+    assign x_pmo_ok[14] = !(rsp_store && rsp_warp < W)
+        || ((rsp_kind != PERFORMED || rsp_idx == d_y) && (x_nrs == 2'd0 || p_ayr < p_ari));
+    // 13: a store answered now (performed or coalesced): no flush of its
+    // line is queued (it was not busy at its decision, and the head did not
+    // flush the line then)
+    wire p_fifo_rl = (flush_valid && flush_line == rline) || (x_nr > 0 && x_l0 == rline)
+        || (x_nr > 1 && x_l1 == rline) || (x_nr > 2 && x_l2 == rline);
+    assign x_pmo_ok[13] = !(rsp_store && p_fifo_rl);
+    // 12: the response is its request's (warp), and a performed eviction's
+    // line has no live persist entry (its hook is cleared at the end of the
+    // cycle); an eviction is never coalesced
+    wire [N-1:0] p_pl;
+    generate for (gi = 0; gi < N; gi = gi + 1) begin : xpl
+        assign p_pl[gi] = alive[gi] && atv[3*gi +: 3] == 3'd1 && alv[LW*gi +: LW] == rline;
+    end endgenerate
+    assign x_pmo_ok[12] = (!rsp_valid || rsp_warp == sw[3])
+        && !(rsp_valid && rop == 3'd7 && rsp_kind == COALESCED) && !(rsp_evict && p_pl != 0);
+    // 11: a masked write of pb_warps (pending or landed) is an allocation
+    // (whole word) or a coalescing (sets exactly its bits: data = mask): the
+    // forwarding ORs the data in
+    assign x_pmo_ok[11] = (!x_mwe || x_mwm == x_ones || x_mwd == x_mwm)
+        && (!x_m2we || x_m2m == x_ones || x_m2w == x_m2m);
+    // 9: the FSM register is the OR of the epochs' FSM masks
+    assign x_pmo_ok[9] = x_fsmr == (x_fsm0 | x_fsm1 | x_fsm2 | x_fsm3);
+    // 10: h_ok: the head entry is a persist none of whose warps is in FSM
+    assign x_pmo_ok[10] = pb_empty || x_hok == (x_ht == 3'd1 && (x_hw & x_fsmr) == 0);
+    // 8: with r2 valid and its k live: ob as the queues say
+    assign x_pmo_ok[8] = !(x_r2v && alive[x_r2k]) || x_ob == p_ob;
+    // 0: O's entry, while live, is a live ordering entry naming ww, after O
+    assign x_pmo_ok[0] = !o_live || (ph >= 2'd2 && aord[o_idx] && awv[W*o_idx + ww]);
+    // 1: the head moved at most one entry since the last cycle (a reset
+    // cycle zeroes both)
+    assign x_pmo_ok[1] = obs_head == hprev || obs_head == hprev + 1'b1;
+    // 2: armed, O live: S1's entry, while live, is older than O's
+    assign x_pmo_ok[2] = !(p_q && o_live && d_p && d_s1) || d_as1 < p_ao;
+    // 3: armed, O retired: S1 has left the PB, and ww is gated by the FSM of
+    // an epoch no older than the witness flush's
+    assign x_pmo_ok[3] = !(p_q && !o_live) || ((!d_p || (x_fifo_wl && !d_s1)) && p_j != 0);
+    // 4: S2 seen, S1 not acked: no queued flush of S2's line carries ww
+    assign x_pmo_ok[4] = !(ph == 2'd3 && !s1_acked) || !p_fifo_s2;
+    // 5: S2 seen, S1 not acked, O live: no live persist of S2's line with
+    // ww's bit is older than O
+    assign x_pmo_ok[5] = !(ph == 2'd3 && !s1_acked && o_live) || p_old2 == 0;
+    // 6: exact hooks: every live persist entry is named by its line's hook;
+    // the requests in r1 and r2 carry their line's hook (none answered since)
+    assign x_pmo_ok[6] = &p_hook;
+    // (and the requests in flight that name a line name distinct lines:
+    // requirement 1, assumed only when a request is taken)
+    wire r1_names = sop[1] == 3'd0 || sop[1] == 3'd7, r2_names = sop[2] == 3'd0 || sop[2] == 3'd7;
+    wire r3_names = sop[3] == 3'd0 || sop[3] == 3'd7;
+    wire p_n1 = sv[1] && r1_names, p_n2 = sv[2] && r2_names, p_n3 = sv[3] && r3_names;
+    assign x_pmo_ok[7] = rst_cyc
+        || ((!p_n1 || (x_r1pbv == hv[sl[1]] && (!x_r1pbv || x_r1pbi == hi[sl[1]])))
+        && (!p_n2 || (x_r2pbv == hv[sl[2]] && (!x_r2pbv || x_r2pbi == hi[sl[2]])))
+        && !(p_n1 && p_n2 && sl[1] == sl[2]) && !(p_n1 && p_n3 && sl[1] == sl[3])
+        && !(p_n2 && p_n3 && sl[2] == sl[3]));
 `endif
 endmodule
