@@ -62,8 +62,8 @@ pub use prove::{
 };
 pub use report::{format_csv, format_report, format_sweep, stage_growth, StageGrowth};
 pub use route::{
-    fmax_of, run_route_flow, Fmax, RouteReport, IO_FRACTION, ROUTED_TARGET_MHZ, ROUTE_FILES,
-    UNCERTAINTY_FRACTION,
+    fmax_of, run_route_flow, Fmax, RouteReport, Sizing, IO_FRACTION, ROUTED_TARGET_MHZ,
+    ROUTE_FILES, UNCERTAINTY_FRACTION,
 };
 pub use sram::{SramMacro, SramReport, SRAM_MIN_WORDS, SRAM_TECH};
 pub use sta::{PathTiming, TimingReport, PATH_KINDS};

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::area::AreaReport;
 use crate::error::{Result, SiliconError};
-use crate::route::{first_word, RouteReport, IO_FRACTION, ROUTED_TARGET_MHZ, UNCERTAINTY_FRACTION};
+use crate::route::{
+    first_word, fmax_of, RouteReport, Sizing, IO_FRACTION, ROUTED_TARGET_MHZ, UNCERTAINTY_FRACTION,
+};
 use crate::sram::SRAM_TECH;
 use crate::sta::{PathTiming, TimingReport};
 use crate::sweep::SWEEP_WARPS;
@@ -268,14 +270,14 @@ pub fn format_report(r: &AreaReport) -> String {
         );
     }
     if let (Some(rt), Some(t)) = (&r.route, &r.timing) {
-        route_lines(&mut s, rt, t);
+        route_lines(&mut s, rt, t, r.area_um2);
     }
     s
 }
 
 /// The `--route` part of the report: the routed fmax first, the zero-wire
 /// figures after it, labelled.
-fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport) {
+fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport, area_um2: f64) {
     let f = rt.fmax();
     let u = rt.fmax_unrouted();
     let _ = writeln!(
@@ -341,6 +343,53 @@ fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport) {
         "  worst slack at {:.0} MHz after routing (OpenSTA, uncertainty and I/O delays included): {:.3} ns",
         1000.0 / rt.routed.period_ns,
         rt.routed.wns_ns
+    );
+    if let Some(z) = &rt.sizing {
+        sizing_lines(s, z, area_um2);
+    }
+}
+
+/// The sizing between the two passes of `--route`, and the first pass.
+fn sizing_lines(s: &mut String, z: &Sizing, area_um2: f64) {
+    let b = fmax_of(&z.before);
+    let list = if z.resized.is_empty() {
+        "none: the first pass is the figure above".to_string()
+    } else {
+        z.resized
+            .iter()
+            .map(|(f, t, n)| format!("{f} -> {t} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(
+        s,
+        "sized for the routed loads (OpenSTA on the first pass's wires, then placed and routed again): {} cells ({list}), {:+.0} um^2 ({:+.2}% of the cell area); {} changes tried in {:.0} s",
+        z.cells_resized,
+        z.area_added_um2,
+        100.0 * z.area_added_um2 / area_um2.max(1e-9),
+        z.trials,
+        z.sizing_seconds
+    );
+    let _ = writeln!(
+        s,
+        "  on the first pass's wires: worst slack {:.3} -> {:.3} ns, total negative slack {:.3} -> {:.3} ns (at {:.0} MHz)",
+        z.slack_before_ns.0,
+        z.slack_sized_ns.0,
+        z.slack_before_ns.1,
+        z.slack_sized_ns.1,
+        1000.0 / z.before.period_ns
+    );
+    let _ = writeln!(
+        s,
+        "  before sizing (first pass, the netlist as synthesized): {:.0} MHz ({} path {} -> {}: {:.3} ns to its endpoint); {:.1} pF of wire; place {:.0} s, route {:.0} s",
+        b.mhz,
+        b.limit,
+        first_word(&b.path.start),
+        first_word(&b.path.end),
+        b.path.arrival_ns,
+        z.wire_cap_before_pf,
+        z.place_seconds_before,
+        z.route_seconds_before
     );
 }
 
