@@ -13,7 +13,9 @@
 //! * Place and route ([`run_route_flow`], `sbrp area --route`): the
 //!   netlist placed by graywolf and routed by qrouter through Debian's qflow
 //!   (`constraints/route/`), qrouter's RC trees as SPEF into OpenSTA under
-//!   `constraints/timing/sbrp_pb_routed.sdc` ([`RouteReport`]).
+//!   `constraints/timing/sbrp_pb_routed.sdc`, the gates sized by OpenSTA for
+//!   those wires and the sized netlist placed and routed again
+//!   ([`RouteReport`], [`Sizing`]).
 //! * Formal proofs ([`prove`]): the port-level environment
 //!   `constraints/formal/sbrp_pb_formal.sv` around the unit, turned into AIGER by Yosys
 //!   (`constraints/formal/prove.ys`) and decided by yosys-abc (PDR or BMC) on the real

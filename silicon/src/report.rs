@@ -306,7 +306,7 @@ fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport, area_um2: 
         format!("target {ROUTED_TARGET_MHZ:.0} MHz met")
     } else {
         format!(
-            "target {ROUTED_TARGET_MHZ:.0} MHz MISSED by {:.0} MHz",
+            "target {ROUTED_TARGET_MHZ:.0} MHz MISSED by {:.1} MHz",
             ROUTED_TARGET_MHZ - f.mhz
         )
     };
@@ -316,7 +316,7 @@ fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport, area_um2: 
     };
     let _ = writeln!(
         s,
-        "highest clock after routing: {:.0} MHz (period {:.3} ns, set by the {} path {} -> {}: {:.3} ns to its endpoint, {:.3} ns of it logic and wire); {gap}",
+        "highest clock after routing: {:.1} MHz (period {:.3} ns, set by the {} path {} -> {}: {:.3} ns to its endpoint, {:.3} ns of it logic and wire); {gap}",
         f.mhz,
         f.period_ns,
         f.limit,
@@ -381,7 +381,7 @@ fn sizing_lines(s: &mut String, z: &Sizing, area_um2: f64) {
     );
     let _ = writeln!(
         s,
-        "  before sizing (first pass, the netlist as synthesized): {:.0} MHz ({} path {} -> {}: {:.3} ns to its endpoint); {:.1} pF of wire; place {:.0} s, route {:.0} s",
+        "  before sizing (first pass, the netlist as synthesized): {:.1} MHz ({} path {} -> {}: {:.3} ns to its endpoint); {:.1} pF of wire; place {:.0} s, route {:.0} s",
         b.mhz,
         b.limit,
         first_word(&b.path.start),
@@ -748,6 +748,82 @@ mod tests {
                 == ["m_type", "256", "x", "3", "4", "1", "async", "76800", "100.0"]),
             "{t}"
         );
+    }
+
+    #[test]
+    fn route_lines_give_the_sized_pass_then_the_zero_wire_and_the_first_pass() {
+        let mut r = report(16, 4, 2.262, true);
+        let zero = r.timing.clone().unwrap();
+        // routed: 0.3 + 2.45 + 0.15 = 2.9 ns / 0.95 -> 327.6 MHz
+        let timing = |logic: f64| TimingReport {
+            period_ns: 1000.0 / 330.0,
+            wns_ns: -0.02,
+            reg_to_reg: path(0.3, logic, 0.15),
+            in_to_reg: None,
+            reg_to_out: None,
+            in_to_out: None,
+            data_to_reg: None,
+            rst_to_reg: None,
+            rst_tree: None,
+            min_period_ns: 0.45 + logic,
+            fmax_mhz: 1000.0 / (0.45 + logic),
+        };
+        r.route = Some(RouteReport {
+            cells: 5581,
+            density: 0.6,
+            die_width_um: 731.0,
+            die_height_um: 516.0,
+            nets_routed: 5608,
+            wire_cap_pf: 20.7,
+            place_seconds: 81.0,
+            route_seconds: 78.0,
+            routed: timing(2.45),
+            unrouted: timing(2.2),
+            limit_blocks: (Some("pipe".into()), None),
+            sizing: Some(Sizing {
+                before: timing(2.5),
+                resized: vec![
+                    ("BUFX4".into(), "BUFX2".into(), 1),
+                    ("INVX1".into(), "INVX2".into(), 2),
+                ],
+                cells_resized: 3,
+                area_added_um2: 20.0,
+                slack_before_ns: (-0.077, -0.365),
+                slack_sized_ns: (0.027, 0.0),
+                trials: 255,
+                sizing_seconds: 4.0,
+                wire_cap_before_pf: 20.7,
+                place_seconds_before: 90.0,
+                route_seconds_before: 80.0,
+            }),
+        });
+        let t = format_report(&r);
+        let at = |needle: &str| t.find(needle).unwrap_or_else(|| panic!("{needle}: {t}"));
+        assert!(t.contains("highest clock after routing: 327.6 MHz"), "{t}");
+        assert!(t.contains("a [pipe] -> b:"), "{t}");
+        assert!(t.contains("target 330 MHz MISSED by 2.4 MHz"), "{t}");
+        assert!(
+            t.contains(
+                "3 cells (BUFX4 -> BUFX2 1, INVX1 -> INVX2 2), +20 um^2 (+1.00% of the cell area)"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("worst slack -0.077 -> 0.027 ns"), "{t}");
+        // 0.3 + 2.5 + 0.15 = 2.95 ns / 0.95 -> 322.0 MHz
+        assert!(
+            t.contains("before sizing (first pass, the netlist as synthesized): 322.0 MHz"),
+            "{t}"
+        );
+        // the routed line, then the zero-wire lines, then the sizing
+        assert!(at("highest clock after routing") < at("zero wire load, same netlist"));
+        assert!(at("zero wire load, same netlist") < at("zero wire load, ideal clock"));
+        assert!(at("zero wire load, ideal clock") < at("sized for the routed loads"));
+        assert!(t.contains(&format!("(the figure above): {:.0} MHz", zero.fmax_mhz)));
+        // a report of the one-pass flow (no sizing) still reads back
+        let mut json: serde_json::Value = serde_json::to_value(r.route.as_ref().unwrap()).unwrap();
+        json.as_object_mut().unwrap().remove("sizing");
+        let back: RouteReport = serde_json::from_value(json).unwrap();
+        assert_eq!(back.sizing, None);
     }
 
     #[test]
