@@ -3,8 +3,10 @@
 //! into OpenSTA, the gates sized for those wires by OpenSTA, and a second
 //! place and route of the sized netlist.
 //!
-//! 15-16 minutes on a loaded 2-core machine (placement 5-10 min, routing
-//! 6-10; docs/hardware.md), too slow for CI, so `#[ignore]`d:
+//! Two passes of place and route: 7-9 minutes on the shared 2-core machine
+//! at load 1-4 (each placement and routing 100-140 s); about 30 at load
+//! 9-10 (an estimate: one pass took 16 there; docs/hardware.md), too slow
+//! for CI, so `#[ignore]`d:
 //! `cargo test --release -p sbrp-silicon --test route -- --ignored --nocapture`.
 
 mod common;
@@ -13,7 +15,7 @@ use common::small;
 use sbrp_silicon as silicon;
 
 #[test]
-#[ignore = "slow: place and route take about 15 minutes"]
+#[ignore = "slow: two passes of place and route, 7-30 minutes"]
 fn routed_timing_of_the_smallest_unit() {
     let out = common::scratch("route");
     let opts = silicon::AreaOptions {
