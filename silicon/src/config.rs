@@ -16,6 +16,7 @@ pub(crate) const SDC: &str = include_str!("../../constraints/timing/sbrp_pb.sdc"
 pub(crate) const ROUTED_SDC: &str = include_str!("../../constraints/timing/sbrp_pb_routed.sdc");
 pub(crate) const ROUTE_PREP_YS: &str = include_str!("../../constraints/route/route_prep.ys");
 pub(crate) const QROUTER_TCL: &str = include_str!("../../constraints/route/qrouter.tcl");
+pub(crate) const RESIZE_TCL: &str = include_str!("../../constraints/route/resize.tcl");
 pub(crate) const ROUTE_PROJECT_VARS: &str = include_str!("../../constraints/route/project_vars.sh");
 pub(crate) const SYNTH_CONF: &str = include_str!("../../constraints/synth/synth.conf");
 pub(crate) const FORMAL_WRAPPER: &str = include_str!("../../constraints/formal/sbrp_pb_formal.sv");

@@ -13,7 +13,9 @@
 //! * Place and route ([`run_route_flow`], `sbrp area --route`): the
 //!   netlist placed by graywolf and routed by qrouter through Debian's qflow
 //!   (`constraints/route/`), qrouter's RC trees as SPEF into OpenSTA under
-//!   `constraints/timing/sbrp_pb_routed.sdc` ([`RouteReport`]).
+//!   `constraints/timing/sbrp_pb_routed.sdc`, the gates sized by OpenSTA for
+//!   those wires and the sized netlist placed and routed again
+//!   ([`RouteReport`], [`Sizing`]).
 //! * Formal proofs ([`prove`]): the port-level environment
 //!   `constraints/formal/sbrp_pb_formal.sv` around the unit, turned into AIGER by Yosys
 //!   (`constraints/formal/prove.ys`) and decided by yosys-abc (PDR or BMC) on the real
@@ -62,8 +64,8 @@ pub use prove::{
 };
 pub use report::{format_csv, format_report, format_sweep, stage_growth, StageGrowth};
 pub use route::{
-    fmax_of, run_route_flow, Fmax, RouteReport, IO_FRACTION, ROUTED_TARGET_MHZ, ROUTE_FILES,
-    UNCERTAINTY_FRACTION,
+    fmax_of, run_route_flow, Fmax, RouteReport, Sizing, IO_FRACTION, ROUTED_TARGET_MHZ,
+    ROUTE_FILES, UNCERTAINTY_FRACTION,
 };
 pub use sram::{SramMacro, SramReport, SRAM_MIN_WORDS, SRAM_TECH};
 pub use sta::{PathTiming, TimingReport, PATH_KINDS};

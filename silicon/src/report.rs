@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::area::AreaReport;
 use crate::error::{Result, SiliconError};
-use crate::route::{first_word, RouteReport, IO_FRACTION, ROUTED_TARGET_MHZ, UNCERTAINTY_FRACTION};
+use crate::route::{
+    first_word, fmax_of, RouteReport, Sizing, IO_FRACTION, ROUTED_TARGET_MHZ, UNCERTAINTY_FRACTION,
+};
 use crate::sram::SRAM_TECH;
 use crate::sta::{PathTiming, TimingReport};
 use crate::sweep::SWEEP_WARPS;
@@ -268,14 +270,14 @@ pub fn format_report(r: &AreaReport) -> String {
         );
     }
     if let (Some(rt), Some(t)) = (&r.route, &r.timing) {
-        route_lines(&mut s, rt, t);
+        route_lines(&mut s, rt, t, r.area_um2);
     }
     s
 }
 
 /// The `--route` part of the report: the routed fmax first, the zero-wire
 /// figures after it, labelled.
-fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport) {
+fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport, area_um2: f64) {
     let f = rt.fmax();
     let u = rt.fmax_unrouted();
     let _ = writeln!(
@@ -304,7 +306,7 @@ fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport) {
         format!("target {ROUTED_TARGET_MHZ:.0} MHz met")
     } else {
         format!(
-            "target {ROUTED_TARGET_MHZ:.0} MHz MISSED by {:.0} MHz",
+            "target {ROUTED_TARGET_MHZ:.0} MHz MISSED by {:.1} MHz",
             ROUTED_TARGET_MHZ - f.mhz
         )
     };
@@ -314,7 +316,7 @@ fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport) {
     };
     let _ = writeln!(
         s,
-        "highest clock after routing: {:.0} MHz (period {:.3} ns, set by the {} path {} -> {}: {:.3} ns to its endpoint, {:.3} ns of it logic and wire); {gap}",
+        "highest clock after routing: {:.1} MHz (period {:.3} ns, set by the {} path {} -> {}: {:.3} ns to its endpoint, {:.3} ns of it logic and wire); {gap}",
         f.mhz,
         f.period_ns,
         f.limit,
@@ -341,6 +343,53 @@ fn route_lines(s: &mut String, rt: &RouteReport, zero: &TimingReport) {
         "  worst slack at {:.0} MHz after routing (OpenSTA, uncertainty and I/O delays included): {:.3} ns",
         1000.0 / rt.routed.period_ns,
         rt.routed.wns_ns
+    );
+    if let Some(z) = &rt.sizing {
+        sizing_lines(s, z, area_um2);
+    }
+}
+
+/// The sizing between the two passes of `--route`, and the first pass.
+fn sizing_lines(s: &mut String, z: &Sizing, area_um2: f64) {
+    let b = fmax_of(&z.before);
+    let list = if z.resized.is_empty() {
+        "none: the first pass is the figure above".to_string()
+    } else {
+        z.resized
+            .iter()
+            .map(|(f, t, n)| format!("{f} -> {t} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(
+        s,
+        "sized for the routed loads (OpenSTA on the first pass's wires, then placed and routed again): {} cells ({list}), {:+.0} um^2 ({:+.2}% of the cell area); {} changes tried in {:.0} s",
+        z.cells_resized,
+        z.area_added_um2,
+        100.0 * z.area_added_um2 / area_um2.max(1e-9),
+        z.trials,
+        z.sizing_seconds
+    );
+    let _ = writeln!(
+        s,
+        "  on the first pass's wires: worst slack {:.3} -> {:.3} ns, total negative slack {:.3} -> {:.3} ns (at {:.0} MHz)",
+        z.slack_before_ns.0,
+        z.slack_sized_ns.0,
+        z.slack_before_ns.1,
+        z.slack_sized_ns.1,
+        1000.0 / z.before.period_ns
+    );
+    let _ = writeln!(
+        s,
+        "  before sizing (first pass, the netlist as synthesized): {:.1} MHz ({} path {} -> {}: {:.3} ns to its endpoint); {:.1} pF of wire; place {:.0} s, route {:.0} s",
+        b.mhz,
+        b.limit,
+        first_word(&b.path.start),
+        first_word(&b.path.end),
+        b.path.arrival_ns,
+        z.wire_cap_before_pf,
+        z.place_seconds_before,
+        z.route_seconds_before
     );
 }
 
@@ -699,6 +748,82 @@ mod tests {
                 == ["m_type", "256", "x", "3", "4", "1", "async", "76800", "100.0"]),
             "{t}"
         );
+    }
+
+    #[test]
+    fn route_lines_give_the_sized_pass_then_the_zero_wire_and_the_first_pass() {
+        let mut r = report(16, 4, 2.262, true);
+        let zero = r.timing.clone().unwrap();
+        // routed: 0.3 + 2.45 + 0.15 = 2.9 ns / 0.95 -> 327.6 MHz
+        let timing = |logic: f64| TimingReport {
+            period_ns: 1000.0 / 330.0,
+            wns_ns: -0.02,
+            reg_to_reg: path(0.3, logic, 0.15),
+            in_to_reg: None,
+            reg_to_out: None,
+            in_to_out: None,
+            data_to_reg: None,
+            rst_to_reg: None,
+            rst_tree: None,
+            min_period_ns: 0.45 + logic,
+            fmax_mhz: 1000.0 / (0.45 + logic),
+        };
+        r.route = Some(RouteReport {
+            cells: 5581,
+            density: 0.6,
+            die_width_um: 731.0,
+            die_height_um: 516.0,
+            nets_routed: 5608,
+            wire_cap_pf: 20.7,
+            place_seconds: 81.0,
+            route_seconds: 78.0,
+            routed: timing(2.45),
+            unrouted: timing(2.2),
+            limit_blocks: (Some("pipe".into()), None),
+            sizing: Some(Sizing {
+                before: timing(2.5),
+                resized: vec![
+                    ("BUFX4".into(), "BUFX2".into(), 1),
+                    ("INVX1".into(), "INVX2".into(), 2),
+                ],
+                cells_resized: 3,
+                area_added_um2: 20.0,
+                slack_before_ns: (-0.077, -0.365),
+                slack_sized_ns: (0.027, 0.0),
+                trials: 255,
+                sizing_seconds: 4.0,
+                wire_cap_before_pf: 20.7,
+                place_seconds_before: 90.0,
+                route_seconds_before: 80.0,
+            }),
+        });
+        let t = format_report(&r);
+        let at = |needle: &str| t.find(needle).unwrap_or_else(|| panic!("{needle}: {t}"));
+        assert!(t.contains("highest clock after routing: 327.6 MHz"), "{t}");
+        assert!(t.contains("a [pipe] -> b:"), "{t}");
+        assert!(t.contains("target 330 MHz MISSED by 2.4 MHz"), "{t}");
+        assert!(
+            t.contains(
+                "3 cells (BUFX4 -> BUFX2 1, INVX1 -> INVX2 2), +20 um^2 (+1.00% of the cell area)"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("worst slack -0.077 -> 0.027 ns"), "{t}");
+        // 0.3 + 2.5 + 0.15 = 2.95 ns / 0.95 -> 322.0 MHz
+        assert!(
+            t.contains("before sizing (first pass, the netlist as synthesized): 322.0 MHz"),
+            "{t}"
+        );
+        // the routed line, then the zero-wire lines, then the sizing
+        assert!(at("highest clock after routing") < at("zero wire load, same netlist"));
+        assert!(at("zero wire load, same netlist") < at("zero wire load, ideal clock"));
+        assert!(at("zero wire load, ideal clock") < at("sized for the routed loads"));
+        assert!(t.contains(&format!("(the figure above): {:.0} MHz", zero.fmax_mhz)));
+        // a report of the one-pass flow (no sizing) still reads back
+        let mut json: serde_json::Value = serde_json::to_value(r.route.as_ref().unwrap()).unwrap();
+        json.as_object_mut().unwrap().remove("sizing");
+        let back: RouteReport = serde_json::from_value(json).unwrap();
+        assert_eq!(back.sizing, None);
     }
 
     #[test]

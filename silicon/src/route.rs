@@ -16,8 +16,11 @@ use std::time::Instant;
 use sbrp_tools::{write_atomic, FsError, LogFile, Tool};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{fill, SynthConf, QROUTER_TCL, ROUTED_SDC, ROUTE_PREP_YS, ROUTE_PROJECT_VARS};
+use crate::config::{
+    fill, SynthConf, QROUTER_TCL, RESIZE_TCL, ROUTED_SDC, ROUTE_PREP_YS, ROUTE_PROJECT_VARS,
+};
 use crate::error::{Result, SiliconError};
+use crate::liberty::Liberty;
 use crate::sta::{run_sta, PathTiming, StaFiles, TimingReport};
 use crate::tools::{require, sta, yosys};
 
@@ -52,6 +55,35 @@ pub struct RouteReport {
     /// Blocks (hierarchy of the area flow's netlist) of the start and end
     /// of the path that sets the routed fmax (None: a port, or unknown).
     pub limit_blocks: (Option<String>, Option<String>),
+    /// The gate sizing for the routed loads between the two passes; the
+    /// figures above are of the second (sized) pass. None: a report of the
+    /// one-pass flow.
+    #[serde(default)]
+    pub sizing: Option<Sizing>,
+}
+
+/// The first pass of `--route` (the netlist as synthesized) and the sizing
+/// that OpenSTA did on its wires (`constraints/route/resize.tcl`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sizing {
+    /// OpenSTA with the first pass's wires, under the routed SDC.
+    pub before: TimingReport,
+    /// `(from, to, cells)`, in name order.
+    pub resized: Vec<(String, String, u64)>,
+    pub cells_resized: u64,
+    /// Cell area the sizing added (liberty areas), µm².
+    pub area_added_um2: f64,
+    /// Worst and total negative slack at the SDC's clock on the first
+    /// pass's wires, before and after the sizing (OpenSTA's estimate before
+    /// the second placement), ns.
+    pub slack_before_ns: (f64, f64),
+    pub slack_sized_ns: (f64, f64),
+    /// Cell changes tried.
+    pub trials: u64,
+    pub sizing_seconds: f64,
+    pub wire_cap_before_pf: f64,
+    pub place_seconds_before: f64,
+    pub route_seconds_before: f64,
 }
 
 /// The highest clock the timing allows once the SDC's uncertainty and I/O
@@ -469,8 +501,9 @@ pub fn require_route_tools() -> Result<()> {
     require(&sta(), "-version")
 }
 
-/// What `--route` leaves in the output directory.
-pub const ROUTE_FILES: [&str; 7] = [
+/// What `--route` leaves in the output directory: the final (sized) pass,
+/// then the first pass (`_unsized`) and the sizing's OpenSTA log.
+pub const ROUTE_FILES: [&str; 13] = [
     "sbrp_pb_routed.def",
     "sbrp_pb_routed.spef",
     "sbrp_pb_flat.v",
@@ -478,43 +511,43 @@ pub const ROUTE_FILES: [&str; 7] = [
     "route_qrouter.log",
     "sta_routed.log",
     "sta_unrouted.log",
+    "sbrp_pb_routed_unsized.spef",
+    "sbrp_pb_flat_unsized.v",
+    "route_place_unsized.log",
+    "route_qrouter_unsized.log",
+    "sta_routed_unsized.log",
+    "route_resize.log",
 ];
 
-/// Places and routes `netlist` (the area flow's) in `dir/route`, then
-/// times it with and without the extracted wires; [`ROUTE_FILES`] end up
-/// in `dir`.
-pub fn run_route_flow(dir: &Path, netlist: &Path) -> Result<RouteReport> {
-    let conf = SynthConf::load()?;
-    let liberty = conf.liberty.display().to_string();
-    let (qflow, qrouter, yosys) = (qflow(), qrouter(), yosys());
-    require_route_tools()?;
-    let work = dir.join("route");
-    let proj = work.join("qflow");
+/// One place-and-route pass of a BLIF.
+struct Pass {
+    die_um: (f64, f64),
+    nets_routed: u64,
+    wire_cap_pf: f64,
+    /// The flat Verilog qflow regenerated (instance names as in the DEF).
+    flat: String,
+    flat_path: std::path::PathBuf,
+    spef_path: std::path::PathBuf,
+    place_seconds: f64,
+    route_seconds: f64,
+}
+
+/// Places `blif` with qflow in the project `proj` and routes it with
+/// qrouter; the DEF, flat Verilog, SPEF and logs go to `dir`, their names
+/// ending in `suffix`.
+fn place_and_route(
+    dir: &Path,
+    proj: &Path,
+    blif: &str,
+    netlist: &Path,
+    suffix: &str,
+) -> Result<Pass> {
+    let (qflow, qrouter) = (qflow(), qrouter());
     for d in ["source", "synthesis", "layout"] {
         mkdir(&proj.join(d))?;
     }
-
     let t0 = Instant::now();
-    let ys = fill(
-        ROUTE_PREP_YS,
-        &[
-            ("LIBERTY", liberty.clone()),
-            ("NETLIST", netlist.display().to_string()),
-            ("OUT", work.display().to_string()),
-        ],
-    );
-    let ys_path = work.join("route_prep.ys");
-    write(&ys_path, &ys)?;
-    let ylog = work.join("yosys_route.log");
-    let mut cmd = yosys.command();
-    cmd.arg("-q").arg("-l").arg(&ylog).arg("-s").arg(&ys_path);
-    yosys.run(
-        &mut cmd,
-        "yosys (route preparation)",
-        LogFile::ByTool(&ylog),
-    )?;
-    let (blif, cells, names) = prepare_blif(&read(&work.join("sbrp_pb_flat.blif"))?);
-    write(&proj.join("synthesis/sbrp_pb.blif"), &blif)?;
+    write(&proj.join("synthesis/sbrp_pb.blif"), blif)?;
     write(
         &proj.join("synthesis/sbrp_pb_powerground"),
         "set vddnet=\"vdd\"\nset gndnet=\"gnd\"\n",
@@ -530,9 +563,9 @@ pub fn run_route_flow(dir: &Path, netlist: &Path) -> Result<RouteReport> {
     })?;
     write(&proj.join("project_vars.sh"), ROUTE_PROJECT_VARS)?;
 
-    let place_log = dir.join("route_place.log");
+    let place_log = dir.join(format!("route_place{suffix}.log"));
     let mut cmd = qflow.command();
-    cmd.current_dir(&proj)
+    cmd.current_dir(proj)
         .args(["place", "-T", "osu018", "sbrp_pb"]);
     qflow.run(&mut cmd, "qflow place", LogFile::Write(&place_log))?;
     let layout = proj.join("layout");
@@ -559,7 +592,7 @@ pub fn run_route_flow(dir: &Path, netlist: &Path) -> Result<RouteReport> {
     ));
     write(&layout.join("sbrp_route.tcl"), &script)?;
     let t1 = Instant::now();
-    let rlog = dir.join("route_qrouter.log");
+    let rlog = dir.join(format!("route_qrouter{suffix}.log"));
     let mut cmd = qrouter.command();
     cmd.current_dir(&layout)
         .args(["-nog", "-s", "sbrp_route.tcl"]);
@@ -585,16 +618,34 @@ pub fn run_route_flow(dir: &Path, netlist: &Path) -> Result<RouteReport> {
         )));
     }
     let def = read(&layout.join("sbrp_pb_route.def"))?;
-    let (die_w, die_h) = def_die(&def);
-    write(&dir.join("sbrp_pb_routed.def"), &def)?;
+    let die_um = def_die(&def);
+    write(&dir.join(format!("sbrp_pb_routed{suffix}.def")), &def)?;
 
     // the Verilog qflow regenerated from the placed BLIF names instances as
     // the DEF does
     let flat = read(&proj.join("synthesis/sbrp_pb.rtlnopwr.v"))?;
-    let flat_path = dir.join("sbrp_pb_flat.v");
+    let flat_path = dir.join(format!("sbrp_pb_flat{suffix}.v"));
     write(&flat_path, &flat)?;
-    let inputs: BTreeSet<String> = flat
-        .lines()
+    let inputs = verilog_inputs(&flat);
+    let nets = parse_rc(&read(&layout.join("sbrp_pb_route.rc"))?)?;
+    let (spef, wire_cap_pf) = rc_to_spef(&nets, &inputs);
+    let spef_path = dir.join(format!("sbrp_pb_routed{suffix}.spef"));
+    write(&spef_path, &spef)?;
+    Ok(Pass {
+        die_um,
+        nets_routed: nets.len() as u64,
+        wire_cap_pf,
+        flat,
+        flat_path,
+        spef_path,
+        place_seconds,
+        route_seconds,
+    })
+}
+
+/// The input ports of a flat Verilog module, bus bits one by one (`a[3]`).
+fn verilog_inputs(flat: &str) -> BTreeSet<String> {
+    flat.lines()
         .filter_map(|l| l.trim().strip_prefix("input "))
         .flat_map(|rest| {
             let rest = rest.trim_end_matches(';').trim();
@@ -612,29 +663,291 @@ pub fn run_route_flow(dir: &Path, netlist: &Path) -> Result<RouteReport> {
                 None => vec![rest.to_string()],
             }
         })
-        .collect();
-    let nets = parse_rc(&read(&layout.join("sbrp_pb_route.rc"))?)?;
-    let (spef, wire_cap) = rc_to_spef(&nets, &inputs);
-    let spef_path = dir.join("sbrp_pb_routed.spef");
-    write(&spef_path, &spef)?;
+        .collect()
+}
 
-    let routed = sta_run(dir, &liberty, &flat_path, Some(&spef_path), "routed")?;
-    let unrouted = sta_run(dir, &liberty, &flat_path, None, "unrouted")?;
+/// One cell the sizing changed: instance (first pass), cells before and
+/// after, and the net its output `Y` drives.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Resized {
+    pub instance: String,
+    pub from: String,
+    pub to: String,
+    pub net: String,
+}
+
+/// What `constraints/route/resize.tcl` printed: the changes, and the worst
+/// and total negative slack (ns) before and after them on the first pass's
+/// wires.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ResizeLog {
+    pub changes: Vec<Resized>,
+    pub start: (f64, f64),
+    pub done: (f64, f64),
+    pub trials: u64,
+}
+
+pub(crate) fn parse_resize(text: &str) -> Result<ResizeLog> {
+    let mut changes = Vec::new();
+    let (mut start, mut done, mut trials) = (None, None, 0);
+    let pair =
+        |a: &str, b: &str| -> Option<(f64, f64)> { Some((a.parse().ok()?, b.parse().ok()?)) };
+    for l in text.lines() {
+        let t: Vec<&str> = l.split_whitespace().collect();
+        match t[..] {
+            ["SBRP_START", w, n] => start = pair(w, n),
+            ["SBRP_SIZED", i, f, to, net] => changes.push(Resized {
+                instance: i.to_string(),
+                from: f.to_string(),
+                to: to.to_string(),
+                net: net.to_string(),
+            }),
+            ["SBRP_DONE", w, n, _rounds, k] => {
+                done = pair(w, n);
+                trials = k.parse().unwrap_or(0);
+            }
+            _ => {}
+        }
+    }
+    match (start, done) {
+        (Some(start), Some(done)) => Ok(ResizeLog {
+            changes,
+            start,
+            done,
+            trials,
+        }),
+        _ => Err(SiliconError::Output(
+            "the sizing script (resize.tcl) did not finish".into(),
+        )),
+    }
+}
+
+/// The BLIF with each change applied to the `.gate` of cell `from` whose
+/// `Y` drives `net` (the flat netlist's nets are the BLIF's names). Every
+/// change must find its gate.
+pub(crate) fn apply_sizes(blif: &str, changes: &[Resized]) -> Result<String> {
+    let mut by_net: BTreeMap<&str, &Resized> =
+        changes.iter().map(|c| (c.net.as_str(), c)).collect();
+    let mut out = String::with_capacity(blif.len());
+    for l in blif.lines() {
+        let t: Vec<&str> = l.split_whitespace().collect();
+        let hit = match t[..] {
+            [".gate", cell, ..] => t[2..]
+                .iter()
+                .find_map(|c| c.strip_prefix("Y="))
+                .and_then(|net| by_net.get(net).filter(|c| c.from == cell).map(|_| net)),
+            _ => None,
+        };
+        match hit.and_then(|net| by_net.remove(net)) {
+            Some(c) => {
+                let _ = write!(out, ".gate {}", c.to);
+                for p in &t[2..] {
+                    let _ = write!(out, " {p}");
+                }
+                out.push('\n');
+            }
+            None => {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    if let Some(c) = by_net.values().next() {
+        return Err(SiliconError::Output(format!(
+            "sizing: no {} gate drives net {} in the BLIF ({} of {} changes unmatched)",
+            c.from,
+            c.net,
+            by_net.len(),
+            changes.len()
+        )));
+    }
+    Ok(out)
+}
+
+/// Paths (worst endpoints) the sizing looks at per round, and its rounds.
+const RESIZE_PATHS: u32 = 100;
+const RESIZE_ROUNDS: u32 = 8;
+/// The sizing's clock over the routed target: a guard band of 5%, so that
+/// the paths within about 5% of the worst are improved too before the
+/// second placement moves the wires.
+pub const SIZING_GUARD: f64 = 1.05;
+
+/// The routed SDC with its clock at `mhz` (the line that sets the period
+/// must be there).
+pub(crate) fn sdc_at(sdc: &str, mhz: f64) -> Result<String> {
+    let line = format!("set ::sbrp_clk_period [expr {{1000.0 / {ROUTED_TARGET_MHZ:.1}}}]");
+    if !sdc.lines().any(|l| l.trim() == line) {
+        return Err(SiliconError::Config(format!(
+            "the routed SDC has no line `{line}`"
+        )));
+    }
+    Ok(sdc.replace(
+        &line,
+        &format!("set ::sbrp_clk_period [expr {{1000.0 / {mhz:.1}}}]"),
+    ))
+}
+
+/// Runs `constraints/route/resize.tcl` on a routed pass.
+fn resize(dir: &Path, liberty: &str, pass: &Pass) -> Result<ResizeLog> {
+    let sdc = dir.join("sbrp_pb_routed.sdc");
+    write(&sdc, ROUTED_SDC)?;
+    let sizing_sdc = dir.join("sbrp_pb_sizing.sdc");
+    write(
+        &sizing_sdc,
+        &sdc_at(ROUTED_SDC, SIZING_GUARD * ROUTED_TARGET_MHZ)?,
+    )?;
+    let tcl = fill(
+        RESIZE_TCL,
+        &[
+            ("LIBERTY", liberty.to_string()),
+            ("NETLIST", pass.flat_path.display().to_string()),
+            ("SDC", sdc.display().to_string()),
+            ("SIZING_SDC", sizing_sdc.display().to_string()),
+            ("SPEF", pass.spef_path.display().to_string()),
+            ("PATHS", RESIZE_PATHS.to_string()),
+            ("ROUNDS", RESIZE_ROUNDS.to_string()),
+        ],
+    );
+    let tcl_path = dir.join("route_resize.tcl");
+    write(&tcl_path, &tcl)?;
+    let log = dir.join("route_resize.log");
+    let sta = sta();
+    let mut cmd = sta.command();
+    cmd.arg("-no_splash").arg("-exit").arg(&tcl_path);
+    let text = sta
+        .run(&mut cmd, "OpenSTA (sizing)", LogFile::Write(&log))?
+        .text;
+    let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("Error")).collect();
+    if !errors.is_empty() {
+        return Err(SiliconError::Output(format!(
+            "OpenSTA (sizing) failed:\n{}",
+            errors.join("\n")
+        )));
+    }
+    parse_resize(&text)
+}
+
+/// `from -> to` and how many cells, in name order.
+fn count_changes(changes: &[Resized]) -> Vec<(String, String, u64)> {
+    let mut m: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for c in changes {
+        *m.entry((c.from.clone(), c.to.clone())).or_default() += 1;
+    }
+    m.into_iter().map(|((f, t), n)| (f, t, n)).collect()
+}
+
+/// Places and routes `netlist` (the area flow's) in `dir/route`, times it
+/// with its wires, sizes the gates for those loads
+/// (`constraints/route/resize.tcl`), places and routes the sized netlist
+/// again, and times that with and without its wires; [`ROUTE_FILES`] end
+/// up in `dir`.
+pub fn run_route_flow(dir: &Path, netlist: &Path) -> Result<RouteReport> {
+    let conf = SynthConf::load()?;
+    let liberty = conf.liberty.display().to_string();
+    let yosys = yosys();
+    require_route_tools()?;
+    let work = dir.join("route");
+    mkdir(&work)?;
+
+    let ys = fill(
+        ROUTE_PREP_YS,
+        &[
+            ("LIBERTY", liberty.clone()),
+            ("NETLIST", netlist.display().to_string()),
+            ("OUT", work.display().to_string()),
+        ],
+    );
+    let ys_path = work.join("route_prep.ys");
+    write(&ys_path, &ys)?;
+    let ylog = work.join("yosys_route.log");
+    let mut cmd = yosys.command();
+    cmd.arg("-q").arg("-l").arg(&ylog).arg("-s").arg(&ys_path);
+    yosys.run(
+        &mut cmd,
+        "yosys (route preparation)",
+        LogFile::ByTool(&ylog),
+    )?;
+    let (blif, cells, names) = prepare_blif(&read(&work.join("sbrp_pb_flat.blif"))?);
+
+    // first pass: the netlist as synthesized
+    let first = place_and_route(dir, &work.join("qflow"), &blif, netlist, "_unsized")?;
+    let before = sta_run(
+        dir,
+        &liberty,
+        &first.flat_path,
+        Some(&first.spef_path),
+        "routed_unsized",
+    )?;
+    let t2 = Instant::now();
+    let log = resize(dir, &liberty, &first)?;
+    let sizing_seconds = t2.elapsed().as_secs_f64();
+    let lib = Liberty::parse(&read(&conf.liberty)?);
+    let area = |c: &str| lib.area.get(c).copied().unwrap_or(0.0);
+    let area_added_um2 = log
+        .changes
+        .iter()
+        .map(|c| area(&c.to) - area(&c.from))
+        .sum();
+
+    // second pass: the sized netlist (the first again when nothing changed)
+    let last = if log.changes.is_empty() {
+        for (a, b) in [
+            ("sbrp_pb_routed_unsized.def", "sbrp_pb_routed.def"),
+            ("sbrp_pb_flat_unsized.v", "sbrp_pb_flat.v"),
+            ("sbrp_pb_routed_unsized.spef", "sbrp_pb_routed.spef"),
+            ("route_place_unsized.log", "route_place.log"),
+            ("route_qrouter_unsized.log", "route_qrouter.log"),
+        ] {
+            write(&dir.join(b), &read(&dir.join(a))?)?;
+        }
+        Pass {
+            flat_path: dir.join("sbrp_pb_flat.v"),
+            spef_path: dir.join("sbrp_pb_routed.spef"),
+            flat: first.flat.clone(),
+            ..first
+        }
+    } else {
+        let sized = apply_sizes(&blif, &log.changes)?;
+        place_and_route(dir, &work.join("qflow_sized"), &sized, netlist, "")?
+    };
+    let sizing = Sizing {
+        before,
+        resized: count_changes(&log.changes),
+        cells_resized: log.changes.len() as u64,
+        area_added_um2,
+        slack_before_ns: log.start,
+        slack_sized_ns: log.done,
+        trials: log.trials,
+        sizing_seconds,
+        wire_cap_before_pf: first.wire_cap_pf,
+        place_seconds_before: first.place_seconds,
+        route_seconds_before: first.route_seconds,
+    };
+
+    let routed = sta_run(
+        dir,
+        &liberty,
+        &last.flat_path,
+        Some(&last.spef_path),
+        "routed",
+    )?;
+    let unrouted = sta_run(dir, &liberty, &last.flat_path, None, "unrouted")?;
     let lim = fmax_of(&routed).path;
-    let block = |point: &str| instance_block(&flat, first_word(point), &names);
+    let block = |point: &str| instance_block(&last.flat, first_word(point), &names);
     let limit_blocks = (block(&lim.start), block(&lim.end));
     Ok(RouteReport {
         limit_blocks,
         cells,
         density: project_density(ROUTE_PROJECT_VARS),
-        die_width_um: die_w,
-        die_height_um: die_h,
-        nets_routed: nets.len() as u64,
-        wire_cap_pf: wire_cap,
-        place_seconds,
-        route_seconds,
+        die_width_um: last.die_um.0,
+        die_height_um: last.die_um.1,
+        nets_routed: last.nets_routed,
+        wire_cap_pf: last.wire_cap_pf,
+        place_seconds: last.place_seconds,
+        route_seconds: last.route_seconds,
         routed,
         unrouted,
+        sizing: Some(sizing),
     })
 }
 
@@ -725,6 +1038,58 @@ mod tests {
         let f = fmax_of(&t2);
         assert_eq!(f.limit, "input to register");
         assert!((f.period_ns - 2.15 / 0.7).abs() < 1e-9, "{f:?}");
+    }
+
+    #[test]
+    fn sizing_log_parses_and_applies_to_the_blif() {
+        let log = "Startup\nSBRP_START -0.077 -1.5\n\
+                   SBRP_SIZED INVX1_12 INVX1 INVX4 pipe__224_\n\
+                   SBRP_SIZED BUFX4_3 BUFX4 BUFX2 y[3]\n\
+                   SBRP_SIZED AND2X1_1 AND2X1 AND2X2 n9\n\
+                   SBRP_DONE 0.012 0 3 211\n";
+        let r = parse_resize(log).unwrap();
+        assert_eq!(r.start, (-0.077, -1.5));
+        assert_eq!(r.done, (0.012, 0.0));
+        assert_eq!(r.trials, 211);
+        assert_eq!(r.changes.len(), 3);
+        assert_eq!(r.changes[1].net, "y[3]");
+        assert_eq!(
+            count_changes(&r.changes),
+            vec![
+                ("AND2X1".into(), "AND2X2".into(), 1),
+                ("BUFX4".into(), "BUFX2".into(), 1),
+                ("INVX1".into(), "INVX4".into(), 1)
+            ]
+        );
+        let blif = ".model sbrp_pb\n.gate INVX1 A=a Y=pipe__224_\n\
+                    .gate INVX1 A=pipe__224_ Y=n8\n.gate BUFX4 A=n8 Y=y[3]\n\
+                    .gate AND2X1 A=a B=n8 Y=n9\n.end\n";
+        let out = apply_sizes(blif, &r.changes).unwrap();
+        assert_eq!(
+            out,
+            ".model sbrp_pb\n.gate INVX4 A=a Y=pipe__224_\n\
+             .gate INVX1 A=pipe__224_ Y=n8\n.gate BUFX2 A=n8 Y=y[3]\n\
+             .gate AND2X2 A=a B=n8 Y=n9\n.end\n"
+        );
+        // a change whose gate is not there (or is another cell) is an error
+        let e = apply_sizes(".gate NAND2X1 A=a B=b Y=n9\n", &r.changes[2..]).unwrap_err();
+        assert!(
+            e.to_string().contains("no AND2X1 gate drives net n9"),
+            "{e}"
+        );
+        // a script that did not finish is an error
+        assert!(parse_resize("SBRP_START -0.1 -1\n").is_err());
+    }
+
+    #[test]
+    fn the_sizing_sdc_is_the_routed_one_at_a_higher_clock() {
+        let s = sdc_at(ROUTED_SDC, SIZING_GUARD * ROUTED_TARGET_MHZ).unwrap();
+        assert!(
+            s.contains("set ::sbrp_clk_period [expr {1000.0 / 346.5}]"),
+            "{s}"
+        );
+        assert_eq!(s.lines().count(), ROUTED_SDC.lines().count());
+        assert!(sdc_at("create_clock -period 3\n", 346.5).is_err());
     }
 
     #[test]

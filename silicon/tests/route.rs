@@ -1,9 +1,12 @@
 //! Place and route (`sbrp area --route`) of the smallest unit (16 entries,
 //! 4 warps, 16 lines): qflow's graywolf and qrouter, the RC trees as SPEF
-//! into OpenSTA.
+//! into OpenSTA, the gates sized for those wires by OpenSTA, and a second
+//! place and route of the sized netlist.
 //!
-//! 15-16 minutes on a loaded 2-core machine (placement 5-10 min, routing
-//! 6-10; docs/hardware.md), too slow for CI, so `#[ignore]`d:
+//! Two passes of place and route: 7-9 minutes on the shared 2-core machine
+//! at load 1-4 (each placement and routing 100-140 s); about 30 at load
+//! 9-10 (an estimate: one pass took 16 there; docs/hardware.md), too slow
+//! for CI, so `#[ignore]`d:
 //! `cargo test --release -p sbrp-silicon --test route -- --ignored --nocapture`.
 
 mod common;
@@ -12,7 +15,7 @@ use common::small;
 use sbrp_silicon as silicon;
 
 #[test]
-#[ignore = "slow: place and route take about 15 minutes"]
+#[ignore = "slow: two passes of place and route, 7-30 minutes"]
 fn routed_timing_of_the_smallest_unit() {
     let out = common::scratch("route");
     let opts = silicon::AreaOptions {
@@ -71,6 +74,25 @@ fn routed_timing_of_the_smallest_unit() {
         rt.routed.wns_ns,
         f.mhz
     );
+
+    // The sizing between the passes: OpenSTA keeps a change only when the
+    // slack on the first pass's wires improves, and it adds little area
+    // (a few inverters and buffers one size up).
+    let z = rt.sizing.as_ref().expect("sizing report");
+    assert!(
+        z.slack_sized_ns.0 >= z.slack_before_ns.0,
+        "{:?} -> {:?}",
+        z.slack_before_ns,
+        z.slack_sized_ns
+    );
+    assert_eq!(z.resized.iter().map(|c| c.2).sum::<u64>(), z.cells_resized);
+    assert!(
+        z.area_added_um2.abs() < 0.02 * r.area_um2,
+        "{} um^2",
+        z.area_added_um2
+    );
+    assert!(text.contains("sized for the routed loads"), "{text}");
+    assert!(text.contains("before sizing (first pass"), "{text}");
 
     assert!(text.contains("highest clock after routing:"), "{text}");
     assert!(

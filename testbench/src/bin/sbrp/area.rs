@@ -33,8 +33,10 @@ pub struct AreaArgs {
     sram: bool,
     /// Also place and route the netlist with qflow (graywolf, qrouter) on
     /// the same cells and time it with the extracted wires, a 5% clock
-    /// uncertainty and I/O delays of a quarter period (one configuration;
-    /// minutes for small ones, see docs/hardware.md for the default's).
+    /// uncertainty and I/O delays of a quarter period; the gates are then
+    /// sized for those wires (OpenSTA) and the sized netlist placed and
+    /// routed again (one configuration; minutes for small ones, see
+    /// docs/hardware.md for the default's).
     #[arg(long, conflicts_with_all = ["sweep", "no_timing"])]
     route: bool,
 }
