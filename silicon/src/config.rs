@@ -25,6 +25,7 @@ pub(crate) const INV_ACTR_YS: &str = include_str!("../../constraints/formal/inv_
 pub(crate) const INV_LOST_YS: &str = include_str!("../../constraints/formal/inv_lost.ys");
 pub(crate) const INV_COAL_YS: &str = include_str!("../../constraints/formal/inv_coal.ys");
 pub(crate) const INV_DUR_YS: &str = include_str!("../../constraints/formal/inv_dur.ys");
+pub(crate) const INV_PMO_YS: &str = include_str!("../../constraints/formal/inv_pmo.ys");
 
 /// The paper's SM clock (SBRP, Table 1).
 pub const PAPER_CLOCK_MHZ: f64 = 1365.0;

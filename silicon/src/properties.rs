@@ -387,9 +387,10 @@ pub const INDUCTION_K: u32 = 4;
 /// queue registers, `last_type`, the coalescing monitor); `durable` at
 /// [`DUR_K`] with `INV_ACTR`, `INV_MON`, `INV_LOST` and `INV_DUR` (the
 /// witness warp's stalling entry and ODM, the witness flush's place and
-/// epoch, the warp's EDM epoch, dead epochs empty); pmo at
-/// [`INDUCTION_K`] with `INV_ACTR` and the monitors' `INV_MON` (not yet
-/// inductive); every other at [`INDUCTION_K`] without.
+/// epoch, the warp's EDM epoch, dead epochs empty); `pmo` at [`PMO_K`]
+/// with all of those and `INV_PMO` (O's entry, S2's line, the warp's FSM
+/// epoch, exact hooks: hold from reset; the step is not yet decided,
+/// docs/hardware.md §5); every other at [`INDUCTION_K`] without.
 pub fn induction(name: &str) -> Induction {
     match name {
         "actr" => Induction {
@@ -428,9 +429,18 @@ pub fn induction(name: &str) -> Induction {
             seconds: 1200,
         },
         "pmo" => Induction {
-            k: INDUCTION_K,
-            defines: &["INV_ACTR", "INV_MON"],
-            connect: &[crate::config::INV_ACTR_YS],
+            k: PMO_K,
+            defines: &[
+                "INV_ACTR", "INV_MON", "INV_LOST", "INV_COAL", "INV_DUR", "INV_PMO",
+            ],
+            connect: &[
+                crate::config::INV_ACTR_YS,
+                crate::config::INV_LOST_YS,
+                crate::config::INV_COAL_YS,
+                crate::config::INV_DUR_YS,
+                crate::config::INV_PMO_YS,
+            ],
+            // no verdict in 900 s at 16 entries (docs/hardware.md §5)
             seconds: INDUCTION_SECONDS,
         },
         _ => Induction {
@@ -455,6 +465,10 @@ pub const COAL_K: u32 = 2;
 
 /// Depth of `durable`'s inductive step with `INV_LOST` and `INV_DUR`.
 pub const DUR_K: u32 = 2;
+
+/// Depth of `pmo`'s inductive step with `INV_PMO` (not yet proved: no
+/// verdict within 900 s, docs/hardware.md §5).
+pub const PMO_K: u32 = 2;
 
 /// Negative control of `actr`'s k-induction: ACTR may reach its maximum and
 /// still let a flush start (`ep_room`'s "one below the maximum" compare

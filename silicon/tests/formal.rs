@@ -770,3 +770,39 @@ fn durable_is_proved_by_k_induction_at_16_entries() {
     );
     assert!(r.all_as_expected());
 }
+
+/// `pmo` with `INV_PMO` (and `INV_ACTR`, `INV_MON`, `INV_LOST`, `INV_COAL`,
+/// `INV_DUR`; exact hooks; 16 entries / 4 warps): the invariants hold on
+/// the real RTL from reset (the base case to 12 frames), and the RTL whose
+/// head flushes a persist without the FSM gate (`pmo`'s broken variant,
+/// whose property BMC finds only at frame 15) breaks them before frame 12
+/// (the registered `h_ok` no longer says "no warp in FSM"). The step is not
+/// yet decided (docs/hardware.md §5).
+#[test]
+fn pmo_invariants_hold_from_reset_and_catch_the_fsm_gate_mutant() {
+    let p = params(16, 4);
+    let dir = tempfile::tempdir().unwrap();
+    let good = prove_one(&p, "pmo", true, 12, 1, None);
+    assert!(
+        matches!(
+            good.runs[0].verdict,
+            Verdict::NotInductive(12) | Verdict::Inductive(12)
+        ),
+        "{:?}\n{}",
+        good.runs[0].verdict,
+        good.runs[0].summary
+    );
+    let bad = prove_one(
+        &p,
+        "pmo",
+        true,
+        12,
+        1,
+        Some(first_mutant(&p, "pmo", dir.path())),
+    );
+    assert!(
+        matches!(bad.runs[0].verdict, Verdict::Failed(f) if f < 12),
+        "{:?}",
+        bad.runs[0].verdict
+    );
+}

@@ -94,7 +94,7 @@ fn prove_reports_proved_and_bounded_apart() {
 }
 
 /// `sbrp prove --unbounded`: k-induction; handshake is proved (exit 0),
-/// `durable`, not inductive without invariants, is a failed check (exit 1)
+/// `release`, not inductive without invariants, is a failed check (exit 1)
 /// that says so.
 #[test]
 fn prove_unbounded_reports_k_induction() {
@@ -111,7 +111,7 @@ fn prove_unbounded_reports_k_induction() {
             "prove",
             "--unbounded",
             "--property",
-            "durable",
+            "release",
             "--induction-seconds",
             "20",
         ],

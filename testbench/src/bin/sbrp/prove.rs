@@ -52,13 +52,13 @@ pub struct ProveArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["broken", "sabotage"])]
     rtl: Option<PathBuf>,
     /// Prove each property for every depth by k-induction (base case by BMC
-    /// to k, then the inductive step; `actr`, `lost`, `coalesce` and
-    /// `durable` with their strengthening invariants); a property not
-    /// proved so is a failed check.
+    /// to k, then the inductive step; `actr`, `lost`, `coalesce`,
+    /// `durable` and `pmo` with their strengthening invariants); a property
+    /// not proved so is a failed check.
     #[arg(long)]
     unbounded: bool,
     /// The k of --unbounded (0: each property's own: actr, lost, coalesce,
-    /// durable 2; others 4).
+    /// durable, pmo 2; others 4).
     #[arg(long, value_name = "K", default_value_t = 0)]
     k: u32,
     /// Time limit of an inductive step, seconds (0: each property's own:
