@@ -389,8 +389,8 @@ pub const INDUCTION_K: u32 = 4;
 /// witness warp's stalling entry and ODM, the witness flush's place and
 /// epoch, the warp's EDM epoch, dead epochs empty); `pmo` at [`PMO_K`]
 /// with all of those and `INV_PMO` (O's entry, S2's line, the warp's FSM
-/// epoch, exact hooks: hold from reset; the step is not yet decided,
-/// docs/hardware.md §5); every other at [`INDUCTION_K`] without.
+/// epoch, exact hooks, forwarding and response facts; docs/hardware.md
+/// §5); every other at [`INDUCTION_K`] without.
 pub fn induction(name: &str) -> Induction {
     match name {
         "actr" => Induction {
@@ -440,8 +440,8 @@ pub fn induction(name: &str) -> Induction {
                 crate::config::INV_DUR_YS,
                 crate::config::INV_PMO_YS,
             ],
-            // no verdict in 900 s at 16 entries (docs/hardware.md §5)
-            seconds: INDUCTION_SECONDS,
+            // 1,915 s at 16 entries (load 3-4); no verdict in 900 s
+            seconds: 3000,
         },
         _ => Induction {
             k: INDUCTION_K,
@@ -466,8 +466,8 @@ pub const COAL_K: u32 = 2;
 /// Depth of `durable`'s inductive step with `INV_LOST` and `INV_DUR`.
 pub const DUR_K: u32 = 2;
 
-/// Depth of `pmo`'s inductive step with `INV_PMO` (not yet proved: no
-/// verdict within 900 s, docs/hardware.md §5).
+/// Depth of `pmo`'s inductive step with `INV_PMO`: proved at k = 2
+/// (1,915 s at 16 entries; no verdict within 900 s, docs/hardware.md §5).
 pub const PMO_K: u32 = 2;
 
 /// Negative control of `actr`'s k-induction: ACTR may reach its maximum and

@@ -776,8 +776,8 @@ fn durable_is_proved_by_k_induction_at_16_entries() {
 /// the real RTL from reset (the base case to 12 frames), and the RTL whose
 /// head flushes a persist without the FSM gate (`pmo`'s broken variant,
 /// whose property BMC finds only at frame 15) breaks them before frame 12
-/// (the registered `h_ok` no longer says "no warp in FSM"). The step is not
-/// yet decided (docs/hardware.md §5).
+/// (the registered `h_ok` no longer says "no warp in FSM"). The proof is
+/// `pmo_is_proved_by_k_induction_at_16_entries`.
 #[test]
 fn pmo_invariants_hold_from_reset_and_catch_the_fsm_gate_mutant() {
     let p = params(16, 4);
@@ -805,4 +805,20 @@ fn pmo_invariants_hold_from_reset_and_catch_the_fsm_gate_mutant() {
         "{:?}",
         bad.runs[0].verdict
     );
+}
+
+/// `pmo` by k-induction with `INV_PMO` (16 entries / 4 warps): proved for
+/// every depth at k = `PMO_K` (1,915 s of yosys-abc at load 3-4;
+/// docs/hardware.md §5).
+#[test]
+#[ignore = "about 32 min: the inductive step of pmo at 16 entries"]
+fn pmo_is_proved_by_k_induction_at_16_entries() {
+    let r = prove_one(&params(16, 4), "pmo", true, 0, 0, None);
+    assert_eq!(
+        r.runs[0].verdict,
+        Verdict::Inductive(silicon::PMO_K),
+        "{}",
+        r.runs[0].summary
+    );
+    assert!(r.all_as_expected());
 }

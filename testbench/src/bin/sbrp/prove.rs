@@ -63,7 +63,8 @@ pub struct ProveArgs {
     k: u32,
     /// Time limit of an inductive step, seconds (0: each property's own:
     /// lost 1200 (about 3 min at 16 entries, 14 at 32), durable 1200
-    /// (about 5 min), coalesce 1500 (about 8 min), others 120).
+    /// (about 5 min), coalesce 1500 (about 8 min), pmo 3000 (about 32 min),
+    /// others 120).
     #[arg(long, value_name = "S", default_value_t = 0)]
     induction_seconds: u32,
     /// Directory for the Yosys logs; written only when every run behaved as expected.
