@@ -559,6 +559,35 @@ fn first_mutant(p: &PbParams, name: &str, dir: &std::path::Path) -> std::path::P
     f
 }
 
+/// The base case of property `name`'s k-induction to `frames` frames (every
+/// invariant asserted from reset) holds: the step, left a second, may or
+/// may not close.
+fn assert_base_case_holds(p: &PbParams, name: &str, frames: u32) {
+    let r = prove_one(p, name, true, frames, 1, None);
+    assert!(
+        matches!(
+            r.runs[0].verdict,
+            Verdict::NotInductive(f) | Verdict::Inductive(f) if f == frames
+        ),
+        "{:?}\n{}",
+        r.runs[0].verdict,
+        r.runs[0].summary
+    );
+}
+
+/// Property `name` is proved for every depth at 16 entries / 4 warps by
+/// k-induction at its own k and time limit.
+fn assert_proved_at_16_entries(name: &str, k: u32) {
+    let r = prove_one(&params(16, 4), name, true, 0, 0, None);
+    assert_eq!(
+        r.runs[0].verdict,
+        Verdict::Inductive(k),
+        "{}",
+        r.runs[0].summary
+    );
+    assert!(r.all_as_expected());
+}
+
 /// The strengthening invariants of `lost` (`INV_LOST`, with `INV_ACTR`: the
 /// PB's memories, head staging, forwarding and request pipeline consistent,
 /// a pending store of the witness line in a live persist entry or a queued
@@ -660,38 +689,15 @@ fn lost_is_proved_by_k_induction_at_32_entries_8_warps() {
 fn coalesce_invariants_hold_from_reset_and_its_induction_rejects_a_coalescing_mutant() {
     let p = params(16, 4);
     let dir = tempfile::tempdir().unwrap();
-    let v = sbrp_hdl::generate_verilog(&p).unwrap();
-    let coal = silicon::property("coalesce").unwrap();
-    std::fs::write(
-        dir.path().join("coal.v"),
-        coal.break_rtl(&v, &coal.broken[0]).unwrap(),
-    )
-    .unwrap();
-    let prove = |k: u32, seconds: u32, rtl: Option<std::path::PathBuf>| {
-        silicon::prove(
-            &p,
-            &silicon::ProveOptions {
-                property: Some("coalesce".into()),
-                unbounded: true,
-                induction_k: k,
-                induction_seconds: seconds,
-                rtl,
-                ..Default::default()
-            },
-        )
-        .expect("yosys runs")
-    };
-    let good = prove(12, 1, None);
-    assert!(
-        matches!(
-            good.runs[0].verdict,
-            Verdict::NotInductive(12) | Verdict::Inductive(12)
-        ),
-        "{:?}\n{}",
-        good.runs[0].verdict,
-        good.runs[0].summary
+    assert_base_case_holds(&p, "coalesce", 12);
+    let bad = prove_one(
+        &p,
+        "coalesce",
+        true,
+        0,
+        60,
+        Some(first_mutant(&p, "coalesce", dir.path())),
     );
-    let bad = prove(0, 60, Some(dir.path().join("coal.v")));
     assert_eq!(
         bad.runs[0].verdict,
         Verdict::NotInductive(silicon::COAL_K),
@@ -707,14 +713,7 @@ fn coalesce_invariants_hold_from_reset_and_its_induction_rejects_a_coalescing_mu
 #[test]
 #[ignore = "about 8 min: the inductive step of coalesce at 16 entries"]
 fn coalesce_is_proved_by_k_induction_at_16_entries() {
-    let r = prove_one(&params(16, 4), "coalesce", true, 0, 0, None);
-    assert_eq!(
-        r.runs[0].verdict,
-        Verdict::Inductive(silicon::COAL_K),
-        "{}",
-        r.runs[0].summary
-    );
-    assert!(r.all_as_expected());
+    assert_proved_at_16_entries("coalesce", silicon::COAL_K);
 }
 
 /// `durable` with `INV_DUR` (and `INV_ACTR`, `INV_MON`, `INV_LOST`, 16
@@ -728,16 +727,7 @@ fn coalesce_is_proved_by_k_induction_at_16_entries() {
 fn durable_invariants_hold_from_reset_and_its_induction_rejects_the_edm_mutant() {
     let p = params(16, 4);
     let dir = tempfile::tempdir().unwrap();
-    let good = prove_one(&p, "durable", true, 10, 1, None);
-    assert!(
-        matches!(
-            good.runs[0].verdict,
-            Verdict::NotInductive(10) | Verdict::Inductive(10)
-        ),
-        "{:?}\n{}",
-        good.runs[0].verdict,
-        good.runs[0].summary
-    );
+    assert_base_case_holds(&p, "durable", 10);
     let bad = prove_one(
         &p,
         "durable",
@@ -761,14 +751,7 @@ fn durable_invariants_hold_from_reset_and_its_induction_rejects_the_edm_mutant()
 #[test]
 #[ignore = "about 5 min: the inductive step of durable at 16 entries"]
 fn durable_is_proved_by_k_induction_at_16_entries() {
-    let r = prove_one(&params(16, 4), "durable", true, 0, 0, None);
-    assert_eq!(
-        r.runs[0].verdict,
-        Verdict::Inductive(silicon::DUR_K),
-        "{}",
-        r.runs[0].summary
-    );
-    assert!(r.all_as_expected());
+    assert_proved_at_16_entries("durable", silicon::DUR_K);
 }
 
 /// `pmo` with `INV_PMO` (and `INV_ACTR`, `INV_MON`, `INV_LOST`, `INV_COAL`,
@@ -782,16 +765,7 @@ fn durable_is_proved_by_k_induction_at_16_entries() {
 fn pmo_invariants_hold_from_reset_and_catch_the_fsm_gate_mutant() {
     let p = params(16, 4);
     let dir = tempfile::tempdir().unwrap();
-    let good = prove_one(&p, "pmo", true, 12, 1, None);
-    assert!(
-        matches!(
-            good.runs[0].verdict,
-            Verdict::NotInductive(12) | Verdict::Inductive(12)
-        ),
-        "{:?}\n{}",
-        good.runs[0].verdict,
-        good.runs[0].summary
-    );
+    assert_base_case_holds(&p, "pmo", 12);
     let bad = prove_one(
         &p,
         "pmo",
@@ -813,12 +787,5 @@ fn pmo_invariants_hold_from_reset_and_catch_the_fsm_gate_mutant() {
 #[test]
 #[ignore = "about 32 min: the inductive step of pmo at 16 entries"]
 fn pmo_is_proved_by_k_induction_at_16_entries() {
-    let r = prove_one(&params(16, 4), "pmo", true, 0, 0, None);
-    assert_eq!(
-        r.runs[0].verdict,
-        Verdict::Inductive(silicon::PMO_K),
-        "{}",
-        r.runs[0].summary
-    );
-    assert!(r.all_as_expected());
+    assert_proved_at_16_entries("pmo", silicon::PMO_K);
 }
