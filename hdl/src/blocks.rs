@@ -63,6 +63,28 @@ always @(posedge clock) begin
     ))
 }
 
+/// A stand-alone Verilog module `name` with the body of [`SyncMem`]
+/// (`masked`: [`SyncMemMasked`]) at `bits` x `2^aw`: the RTL memory the
+/// area flow's latch arrays are checked against (`sbrp_silicon`,
+/// `docs/hardware.md` §2).
+pub fn memory_module(name: &str, bits: usize, aw: usize, masked: bool) -> String {
+    let body = match mem_verilog(bits, aw, masked) {
+        Verilog::Custom(b) => b,
+        _ => unreachable!("mem_verilog writes custom Verilog"),
+    };
+    let (b, a) = (bits - 1, aw - 1);
+    let wm = if masked {
+        format!("input wire [{b}:0] wm,\n  ")
+    } else {
+        String::new()
+    };
+    format!(
+        "module {name}(input wire clock, input wire we, input wire [{a}:0] wa,\n  \
+         input wire [{b}:0] wd, {wm}input wire [{a}:0] ra0, output reg [{b}:0] rd0,\n  \
+         input wire [{a}:0] ra1, output reg [{b}:0] rd1);\n{body}endmodule\n"
+    )
+}
+
 /// Defines a memory type with one write port and two synchronous read ports.
 macro_rules! memory {
     ($(#[$doc:meta])* $name:ident, masked: $masked:literal $(, $wm:ident)?) => {

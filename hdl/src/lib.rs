@@ -27,7 +27,7 @@ mod pipe;
 mod store;
 mod warps;
 
-pub use blocks::{SyncMem, SyncMemMasked};
+pub use blocks::{memory_module, SyncMem, SyncMemMasked};
 pub use pb::SbrpPb;
 
 use rust_hdl::core::prelude::*;

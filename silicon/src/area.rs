@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{fill, SynthConf, ABC_SCRIPT, SDC, SYNTH_YS};
 use crate::error::{Result, SiliconError};
 use crate::fo4::{measure_fo4, Fo4};
+use crate::latch::{correct_zero_areas, stored_bits, AreaCorrection, Arrays};
 use crate::liberty::Liberty;
 use crate::memories::{attach_areas, parse_memories, MemoryPorts};
 use crate::netlist::{generic_cells, module_areas, repair_fanout, ModuleArea};
@@ -63,7 +64,20 @@ pub struct AreaReport {
     pub modules: Vec<ModuleArea>,
     /// The memory arrays before mapping (Yosys), with their ports.
     pub memories: Vec<MemoryPorts>,
+    /// Sequential cells (flip-flops and latches).
     pub ff_bits: u64,
+    /// Bits of state as the flip-flop flow counts them (the per-bit
+    /// figure's denominator): [`ff_bits`](Self::ff_bits) with flip-flop
+    /// arrays; without the latch arrays' write control with latches.
+    #[serde(default)]
+    pub stored_bits: u64,
+    /// How the memories were built.
+    #[serde(default)]
+    pub arrays: Arrays,
+    /// Cells priced at 0 by the liberty whose LEF area was used instead
+    /// (only the cells the netlist uses).
+    #[serde(default)]
+    pub area_corrections: Vec<AreaCorrection>,
     /// Bits of the spec's storage table (docs/microarch.md §8).
     pub spec_bits: u64,
     /// The paper's estimate of the same storage.
@@ -86,14 +100,24 @@ pub struct AreaReport {
 }
 
 impl AreaReport {
-    /// Area per stored bit (total area over the flip-flop bits), µm².
+    /// The per-bit figures' denominator (reports from before
+    /// `stored_bits` existed: the flip-flop bits).
+    pub fn bits(&self) -> u64 {
+        if self.stored_bits > 0 {
+            self.stored_bits
+        } else {
+            self.ff_bits
+        }
+    }
+
+    /// Area per stored bit (total area over the stored bits), µm².
     pub fn um2_per_bit(&self) -> f64 {
-        self.area_um2 / self.ff_bits.max(1) as f64
+        self.area_um2 / self.bits().max(1) as f64
     }
 
     /// NAND2 equivalents per stored bit.
     pub fn nand2_per_bit(&self) -> f64 {
-        self.nand2_equivalents / self.ff_bits.max(1) as f64
+        self.nand2_equivalents / self.bits().max(1) as f64
     }
 
     /// NAND2 equivalents of everything outside the memory arrays (the
@@ -141,10 +165,20 @@ fn read(path: &Path) -> Result<String> {
 }
 
 /// Runs synthesis (and OpenSTA when `timing`) for `p` in `dir` (the tools'
-/// files stay there).
+/// files stay there), with flip-flop arrays.
 pub fn run_area_flow(p: &PbParams, dir: &Path, timing: bool) -> Result<AreaReport> {
+    run_area_flow_with(p, dir, timing, Arrays::Flops)
+}
+
+/// [`run_area_flow`] with the memories built as `arrays`.
+pub fn run_area_flow_with(
+    p: &PbParams,
+    dir: &Path,
+    timing: bool,
+    arrays: Arrays,
+) -> Result<AreaReport> {
     let verilog = generate(p)?;
-    run_area_flow_on(p, &verilog, dir, timing)
+    run_area_flow_on(p, &verilog, dir, timing, arrays)
 }
 
 /// The flow on a given Verilog text of the unit (top module `sbrp_pb`).
@@ -153,6 +187,7 @@ pub fn run_area_flow_on(
     verilog: &str,
     dir: &Path,
     timing: bool,
+    arrays: Arrays,
 ) -> Result<AreaReport> {
     let conf = SynthConf::load()?;
     let yosys = yosys();
@@ -168,6 +203,7 @@ pub fn run_area_flow_on(
     let abc = dir.join("abc_delay.abc");
     write(&abc, ABC_SCRIPT)?;
     let liberty = conf.liberty.display().to_string();
+    let (map_arrays, map_latches) = arrays.synth_lines(dir)?;
     let ys = fill(
         SYNTH_YS,
         &[
@@ -176,6 +212,8 @@ pub fn run_area_flow_on(
             ("LIBERTY", liberty.clone()),
             ("DELAY_PS", conf.abc_delay_ps.to_string()),
             ("ABC_SCRIPT", abc.display().to_string()),
+            ("MAP_ARRAYS", map_arrays),
+            ("MAP_LATCHES", map_latches),
         ],
     );
     let ys_path = dir.join("synth_area.ys");
@@ -185,7 +223,11 @@ pub fn run_area_flow_on(
     cmd.arg("-q").arg("-l").arg(&log).arg("-s").arg(&ys_path);
     yosys.run(&mut cmd, "yosys synthesis", LogFile::ByTool(&log))?;
 
-    let lib = Liberty::parse(&read(&conf.liberty)?);
+    let mut lib = Liberty::parse(&read(&conf.liberty)?);
+    let corrections = match &conf.lef {
+        Some(lef) if lef.is_file() => correct_zero_areas(&mut lib, &read(lef)?),
+        _ => Vec::new(),
+    };
     let mapped = std::fs::read_to_string(dir.join("sbrp_pb_mapped.v"))
         .map_err(|_| SiliconError::Output("yosys wrote no netlist".into()))?;
     let (repaired, buffers) = repair_fanout(&mapped, &lib, &conf);
@@ -218,6 +260,14 @@ pub fn run_area_flow_on(
     let cells: u64 = modules.iter().map(|m| m.cells).sum();
     let area: f64 = modules.iter().map(|m| m.area_um2).sum();
     let ff_bits: u64 = modules.iter().map(|m| m.ff_bits).sum();
+    let stored = match arrays {
+        Arrays::Flops => ff_bits,
+        Arrays::Latches => stored_bits(&modules, &memories),
+    };
+    let area_corrections: Vec<AreaCorrection> = corrections
+        .into_iter()
+        .filter(|c| counts.get(&c.cell).is_some_and(|n| *n > 0))
+        .collect();
     let ff_area: f64 = counts
         .iter()
         .filter(|(c, _)| lib.sequential.contains(c))
@@ -254,6 +304,9 @@ pub fn run_area_flow_on(
         modules,
         memories,
         ff_bits,
+        stored_bits: stored,
+        arrays,
+        area_corrections,
         spec_bits: u64::from(spec_bits),
         paper_bits: u64::from(paper_bits),
         ff_area_um2: ff_area,

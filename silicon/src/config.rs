@@ -18,6 +18,11 @@ pub(crate) const ROUTE_PREP_YS: &str = include_str!("../../constraints/route/rou
 pub(crate) const QROUTER_TCL: &str = include_str!("../../constraints/route/qrouter.tcl");
 pub(crate) const RESIZE_TCL: &str = include_str!("../../constraints/route/resize.tcl");
 pub(crate) const ROUTE_PROJECT_VARS: &str = include_str!("../../constraints/route/project_vars.sh");
+pub(crate) const LATCH_ARRAY_V: &str = include_str!("../../constraints/synth/latch_array.v");
+pub(crate) const LATCH_CELLS_V: &str = include_str!("../../constraints/synth/latch_cells.v");
+pub(crate) const LATCH_ENV_SV: &str = include_str!("../../constraints/formal/latch_array_env.sv");
+pub(crate) const LATCH_CHECK_YS: &str =
+    include_str!("../../constraints/formal/latch_array_check.ys");
 pub(crate) const SYNTH_CONF: &str = include_str!("../../constraints/synth/synth.conf");
 pub(crate) const FORMAL_WRAPPER: &str = include_str!("../../constraints/formal/sbrp_pb_formal.sv");
 pub(crate) const PROVE_YS: &str = include_str!("../../constraints/formal/prove.ys");
@@ -34,6 +39,8 @@ pub const PAPER_CLOCK_MHZ: f64 = 1365.0;
 #[derive(Clone, Debug)]
 pub struct SynthConf {
     pub liberty: PathBuf,
+    /// The cells' LEF (optional: zero liberty areas stay 0 without it).
+    pub lef: Option<PathBuf>,
     pub liberty_package: String,
     pub library_name: String,
     pub abc_delay_ps: u32,
@@ -81,6 +88,7 @@ impl SynthConf {
             |k: &str| -> Result<u64> { get(k)?.parse().map_err(|e| bad(format!("{k}: {e}"))) };
         Ok(SynthConf {
             liberty: PathBuf::from(get("liberty")?),
+            lef: kv.get("lef").map(PathBuf::from),
             liberty_package: get("liberty_package")?,
             library_name: get("library_name")?,
             abc_delay_ps: u32::try_from(num("abc_delay_ps")?)

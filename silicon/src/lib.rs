@@ -32,6 +32,7 @@ mod config;
 mod equiv;
 mod error;
 mod fo4;
+mod latch;
 mod liberty;
 mod memories;
 mod netlist;
@@ -46,12 +47,14 @@ mod sweep;
 mod tools;
 
 pub use area::{
-    block_of, run_area_flow, run_area_flow_on, AreaReport, BlockArea, BLOCKS, FLOW_FILES,
+    block_of, run_area_flow, run_area_flow_on, run_area_flow_with, AreaReport, BlockArea, BLOCKS,
+    FLOW_FILES,
 };
 pub use config::PAPER_CLOCK_MHZ;
 pub use equiv::{equivalence, Equivalence};
 pub use error::SiliconError;
 pub use fo4::{measure_fo4, Fo4};
+pub use latch::{check_latch_array, AreaCorrection, Arrays, CHECK_ADDR_BITS, CHECK_DATA_BITS};
 pub use memories::MemoryPorts;
 pub use netlist::ModuleArea;
 pub use properties::{

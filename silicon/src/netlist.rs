@@ -311,6 +311,7 @@ mod tests {
     fn conf(max_fanout: usize) -> SynthConf {
         SynthConf {
             liberty: "/x".into(),
+            lef: None,
             liberty_package: "p".into(),
             library_name: "l".into(),
             abc_delay_ps: 1,

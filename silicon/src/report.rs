@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::area::AreaReport;
 use crate::error::{Result, SiliconError};
+use crate::latch::Arrays;
 use crate::route::{
     first_word, fmax_of, RouteReport, Sizing, IO_FRACTION, ROUTED_TARGET_MHZ, UNCERTAINTY_FRACTION,
 };
@@ -54,6 +55,21 @@ pub fn format_report(r: &AreaReport) -> String {
         p.entries, p.warps, p.lines, p.actr_bits, p.window, p.policy
     );
     let _ = writeln!(s, "library: {}", r.library);
+    if r.arrays == Arrays::Latches {
+        let _ = writeln!(
+            s,
+            "arrays: latches (memories of 32 words or more: a latch per bit, word selects and bit \
+             enables held by latches while the clock is high, write data registered; \
+             constraints/synth/latch_array.v)"
+        );
+    }
+    for c in &r.area_corrections {
+        let _ = writeln!(
+            s,
+            "area of {}: {:.0} um^2 from the LEF (the liberty gives {:.0})",
+            c.cell, c.lef_um2, c.liberty_um2
+        );
+    }
     let _ = writeln!(
         s,
         "cells: {}   area: {:.0} um^2 ({:.4} mm^2)   fan-out buffers: {}",
@@ -62,11 +78,20 @@ pub fn format_report(r: &AreaReport) -> String {
         r.area_um2 / 1e6,
         r.fanout_buffers
     );
+    let over = if r.arrays == Arrays::Flops {
+        format!("{} flip-flop bits", r.ff_bits)
+    } else {
+        format!(
+            "{} stored bits (as the flip-flop flow counts them; {} latches and flip-flops with the \
+             arrays' write control)",
+            r.bits(),
+            r.ff_bits
+        )
+    };
     let _ = writeln!(
         s,
-        "area per stored bit: {:.1} um^2/bit over {} flip-flop bits; {:.0} NAND2 equivalents, {:.2} per bit",
+        "area per stored bit: {:.1} um^2/bit over {over}; {:.0} NAND2 equivalents, {:.2} per bit",
         r.um2_per_bit(),
-        r.ff_bits,
         r.nand2_equivalents,
         r.nand2_per_bit()
     );
@@ -649,6 +674,9 @@ mod tests {
                 area_um2: 76800.0,
             }],
             ff_bits: 4,
+            stored_bits: 0,
+            arrays: Default::default(),
+            area_corrections: vec![],
             spec_bits: 4,
             paper_bits: 5,
             ff_area_um2: 500.0,

@@ -9,8 +9,9 @@ use sbrp_iface::{FlushPolicy, PbParams};
 use sbrp_tools::{write_atomic, Scratch};
 use serde::{Deserialize, Serialize};
 
-use crate::area::{run_area_flow, AreaReport, FLOW_FILES};
+use crate::area::{run_area_flow_with, AreaReport, FLOW_FILES};
 use crate::error::{Result, SiliconError};
+use crate::latch::Arrays;
 use crate::report::{format_csv, format_report, format_sweep};
 use crate::route::{require_route_tools, run_route_flow, ROUTE_FILES};
 use crate::sram::run_sram;
@@ -30,6 +31,8 @@ pub struct AreaOptions {
     /// Also place and route the netlist and time it with the wires
     /// (qflow, qrouter; one configuration only, needs `timing`).
     pub route: bool,
+    /// How the memories of 32 words or more are built.
+    pub arrays: Arrays,
     /// Where to write `report.txt`, the CSV (`area.csv` or `sweep.csv`) and,
     /// for one configuration, [`FLOW_FILES`]; nothing is written when the
     /// flow fails.
@@ -84,7 +87,8 @@ pub fn area(p: &PbParams, opts: &AreaOptions) -> Result<AreaReport> {
         require_route_tools()?;
     }
     let scratch = Scratch::new("area")?;
-    let mut r = run_area_flow(p, scratch.path(), opts.timing).map_err(|e| in_context(p, e))?;
+    let mut r = run_area_flow_with(p, scratch.path(), opts.timing, opts.arrays)
+        .map_err(|e| in_context(p, e))?;
     if opts.sram {
         r.sram = Some(run_sram(&r, scratch.path()).map_err(|e| in_context(p, e))?);
     }
@@ -102,6 +106,7 @@ pub fn area(p: &PbParams, opts: &AreaOptions) -> Result<AreaReport> {
             &[
                 &["report.txt", "area.csv"][..],
                 &FLOW_FILES[..],
+                &["latch_array.v", "latch_cells.v"][..],
                 &ROUTE_FILES[..],
             ]
             .concat(),
@@ -129,7 +134,7 @@ pub fn sweep(
     for p in &configs {
         let scratch = Scratch::new("area-run")?;
         progress(SweepEvent::Synthesizing(p));
-        match run_area_flow(p, scratch.path(), opts.timing) {
+        match run_area_flow_with(p, scratch.path(), opts.timing, opts.arrays) {
             Ok(mut r) => {
                 if opts.sram {
                     r.sram = Some(run_sram(&r, scratch.path()).map_err(|e| in_context(p, e))?);

@@ -177,6 +177,7 @@ fn one_configuration_publishes_its_reports() {
         timing: false,
         sram: false,
         route: false,
+        arrays: silicon::Arrays::Flops,
         out: Some(out.path().join("area")),
     };
     let r = silicon::area(&small(), &opts).expect("area flow");
@@ -195,7 +196,8 @@ fn one_configuration_publishes_its_reports() {
 fn failed_synthesis_shows_yosys_errors() {
     let dir = scratch("bad");
     let bad = "module sbrp_pb(input clock);\n  wire x = ;\nendmodule\n";
-    let e = silicon::run_area_flow_on(&small(), bad, dir.path(), false).unwrap_err();
+    let e = silicon::run_area_flow_on(&small(), bad, dir.path(), false, silicon::Arrays::Flops)
+        .unwrap_err();
     let msg = format!("{e:#}");
     assert!(msg.contains("yosys synthesis failed"), "{msg}");
     assert!(
@@ -267,6 +269,7 @@ fn sram_view_prices_the_deep_arrays_as_macros() {
         timing: false,
         sram: true,
         route: false,
+        arrays: silicon::Arrays::Flops,
         out: None,
     };
     let r = silicon::area(&p, &opts).expect("area flow with SRAM macros");

@@ -22,6 +22,7 @@ fn routed_timing_of_the_smallest_unit() {
         timing: true,
         sram: false,
         route: true,
+        arrays: silicon::Arrays::Flops,
         out: Some(out.path().join("area")),
     };
     let r = silicon::area(&small(), &opts).expect("routed flow");

@@ -39,6 +39,11 @@ pub struct AreaArgs {
     /// docs/hardware.md for the default's).
     #[arg(long, conflicts_with_all = ["sweep", "no_timing"])]
     route: bool,
+    /// How the memories of 32 words or more are built: `flops` (Yosys'
+    /// memory mapping) or `latches` (a latch per bit with gated enables,
+    /// constraints/synth/latch_array.v; docs/hardware.md §2).
+    #[arg(long, value_name = "flops|latches", default_value = "flops")]
+    arrays: sbrp_silicon::Arrays,
 }
 
 pub fn run(a: &AreaArgs) -> Result<Verdict> {
@@ -47,6 +52,7 @@ pub fn run(a: &AreaArgs) -> Result<Verdict> {
         timing: !a.no_timing,
         sram: a.sram,
         route: a.route,
+        arrays: a.arrays,
         out: a.out.clone(),
     };
     let csv_name = if a.sweep {
