@@ -160,6 +160,14 @@ fn area_without_tools_or_library_exits_2() {
     }
     let o = sbrp(&["area", "--window", "0"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // an unknown array kind is named, with the kinds there are
+    let o = sbrp(&["area", "--arrays", "sram"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("sram") && stderr(&o).contains("flops, latches"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// `sbrp area --route`: refused with --sweep or --no-timing, and a missing
