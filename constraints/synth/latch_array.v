@@ -14,6 +14,8 @@
 //  * Word w's latches are open while the clock is high after edge t and take
 //    `wd_q`; the synchronous read ports (a mux tree, then a flip-flop) sample
 //    them at edge t+1.
+// Defines (techmap -D): SBRP_BUF, SBRP_BUF_IN, SBRP_BUF_OUT, a buffer cell
+// and its pins.
 // Only memories of this shape are mapped (anything else keeps Yosys' flip-
 // flop mapping, e.g. the flush FIFO's few-word queues): one write port and
 // every read port on the same rising clock, synchronous, enabled, not
@@ -104,7 +106,14 @@ module _90_sbrp_latch_array (RD_CLK, RD_EN, RD_ARST, RD_SRST, RD_ADDR, RD_DATA,
       end
     end
     for (p = 0; p < RD_PORTS; p = p + 1) begin : rd
-      wire [ABITS-1:0] a = RD_ADDR[p*ABITS +: ABITS];
+      // The address enters through one buffer cell a bit (SBRP_BUF, a
+      // library cell abc leaves alone): the decoders' load stays off the
+      // register that drives the address, which also starts the unit's
+      // critical stage (`r1`'s k).
+      wire [ABITS-1:0] a;
+      for (b = 0; b < ABITS; b = b + 1) begin : abuf
+        `SBRP_BUF buf_cell (.`SBRP_BUF_IN(RD_ADDR[p*ABITS + b]), .`SBRP_BUF_OUT(a[b]));
+      end
       // One-hot word selects shared by the columns, then an AND-OR per bit
       // (AOI gates; about a third smaller than a binary mux tree here).
       wire [SIZE-1:0] oh;

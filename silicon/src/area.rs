@@ -203,7 +203,8 @@ pub fn run_area_flow_on(
     let abc = dir.join("abc_delay.abc");
     write(&abc, ABC_SCRIPT)?;
     let liberty = conf.liberty.display().to_string();
-    let (map_arrays, map_latches) = arrays.synth_lines(dir)?;
+    let (map_arrays, map_latches) =
+        arrays.synth_lines(dir, [&conf.buffer_cell, &conf.buffer_in, &conf.buffer_out])?;
     let ys = fill(
         SYNTH_YS,
         &[

@@ -57,8 +57,9 @@ impl FromStr for Arrays {
 impl Arrays {
     /// The lines `synth_area.ys` gets at `@MAP_ARRAYS@` (after the memories
     /// are inferred) and `@MAP_LATCHES@` (after the flip-flops are mapped),
-    /// with the map files written into `dir`.
-    pub(crate) fn synth_lines(self, dir: &Path) -> Result<(String, String)> {
+    /// with the map files written into `dir`; `buf` is the buffer cell and
+    /// its input and output pins (`synth.conf`).
+    pub(crate) fn synth_lines(self, dir: &Path, buf: [&str; 3]) -> Result<(String, String)> {
         match self {
             Arrays::Flops => Ok((
                 "# arrays: flip-flops (memory_map)".into(),
@@ -70,12 +71,17 @@ impl Arrays {
                 write_atomic(&arrays, LATCH_ARRAY_V.as_bytes())?;
                 write_atomic(&cells, LATCH_CELLS_V.as_bytes())?;
                 Ok((
-                    format!("techmap -map {}", arrays.display()),
+                    format!("techmap {} -map {}", buffer_defines(buf), arrays.display()),
                     format!("techmap -map {}", cells.display()),
                 ))
             }
         }
     }
+}
+
+/// The `-D` options naming the address buffer of `latch_array.v`.
+fn buffer_defines([cell, input, output]: [&str; 3]) -> String {
+    format!("-D SBRP_BUF={cell} -D SBRP_BUF_IN={input} -D SBRP_BUF_OUT={output}")
 }
 
 /// A cell whose liberty area is 0, with the area of its LEF footprint.
@@ -181,6 +187,7 @@ pub fn check_latch_array(map: &str, seconds: u32, dir: &Path) -> Result<(Equival
         &[
             ("MEM", mem.display().to_string()),
             ("MAP", map_path.display().to_string()),
+            ("BUF", buffer_defines(["latch_check_buf", "A", "Y"])),
             ("ENV", env.display().to_string()),
             ("AIG", aig.display().to_string()),
         ],
