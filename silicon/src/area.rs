@@ -71,8 +71,9 @@ pub struct AreaReport {
     /// arrays; without the latch arrays' write control with latches.
     #[serde(default)]
     pub stored_bits: u64,
-    /// How the memories were built.
-    #[serde(default)]
+    /// How the memories were built (flip-flops in reports from before the
+    /// choice).
+    #[serde(default = "Arrays::before_the_choice")]
     pub arrays: Arrays,
     /// Cells priced at 0 by the liberty whose LEF area was used instead
     /// (only the cells the netlist uses).

@@ -24,13 +24,14 @@ use crate::netlist::ModuleArea;
 use crate::prove::yosys_abc;
 use crate::tools::{require, yosys};
 
-/// How the memories of 32 words or more are built.
+/// How the memories of 32 words or more are built (docs/hardware.md §2,
+/// "Latch arrays": latches, the default, by measurement).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Arrays {
     /// Yosys' memory mapping: a flip-flop per bit with its write-enable mux.
-    #[default]
     Flops,
     /// `constraints/synth/latch_array.v`: a latch per bit, gated enables.
+    #[default]
     Latches,
 }
 
@@ -55,6 +56,11 @@ impl FromStr for Arrays {
 }
 
 impl Arrays {
+    /// What a report written before the choice existed used.
+    pub(crate) fn before_the_choice() -> Arrays {
+        Arrays::Flops
+    }
+
     /// The lines `synth_area.ys` gets at `@MAP_ARRAYS@` (after the memories
     /// are inferred) and `@MAP_LATCHES@` (after the flip-flops are mapped),
     /// with the map files written into `dir`; `buf` is the buffer cell and

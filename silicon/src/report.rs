@@ -675,7 +675,7 @@ mod tests {
             }],
             ff_bits: 4,
             stored_bits: 0,
-            arrays: Default::default(),
+            arrays: Arrays::Flops,
             area_corrections: vec![],
             spec_bits: 4,
             paper_bits: 5,

@@ -213,6 +213,53 @@ fn area_route_usage_and_missing_router_exit_2() {
     }
 }
 
+/// `sbrp area` builds the memories of 32 words or more as latch arrays
+/// unless told `--arrays flops` (docs/hardware.md §2, "Latch arrays"): the
+/// report says which, prices the latch from the LEF, and the latch unit is
+/// the smaller (about 10 s each, area only).
+#[test]
+fn area_builds_latch_arrays_by_default_and_flops_when_asked() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "area",
+            "--entries",
+            "32",
+            "--warps",
+            "4",
+            "--lines",
+            "32",
+            "--no-timing",
+        ];
+        args.extend_from_slice(extra);
+        let o = sbrp(&args, &[]);
+        let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+        assert_eq!(o.status.code(), Some(0), "{stdout}\n{}", stderr(&o));
+        let area: f64 = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("cells: "))
+            .and_then(|l| l.split("area: ").nth(1))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("no area in\n{stdout}"));
+        (stdout, area)
+    };
+    let (latches, a_latches) = run(&[]);
+    assert!(latches.contains("arrays: latches"), "{latches}");
+    assert!(
+        latches.contains("area of LATCH: 56 um^2 from the LEF"),
+        "{latches}"
+    );
+    let (flops, a_flops) = run(&["--arrays", "flops"]);
+    assert!(
+        !flops.contains("arrays: latches") && !flops.contains("LATCH"),
+        "{flops}"
+    );
+    assert!(
+        a_latches < a_flops,
+        "latches {a_latches} um^2, flops {a_flops} um^2"
+    );
+}
+
 /// `sbrp area` on the small unit prints the figures a reviewer reads: the
 /// measured FO4, the stage and I/O paths in FO4, fmax, area per bit and
 /// the memories' ports; and exits 0 (about 10 s).

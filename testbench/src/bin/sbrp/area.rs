@@ -39,10 +39,11 @@ pub struct AreaArgs {
     /// docs/hardware.md for the default's).
     #[arg(long, conflicts_with_all = ["sweep", "no_timing"])]
     route: bool,
-    /// How the memories of 32 words or more are built: `flops` (Yosys'
-    /// memory mapping) or `latches` (a latch per bit with gated enables,
-    /// constraints/synth/latch_array.v; docs/hardware.md §2).
-    #[arg(long, value_name = "flops|latches", default_value = "flops")]
+    /// How the memories of 32 words or more are built: `latches` (a latch
+    /// per bit with gated enables, constraints/synth/latch_array.v; smaller
+    /// and faster, docs/hardware.md §2 "Latch arrays") or `flops` (Yosys'
+    /// memory mapping, the unit of the earlier figures).
+    #[arg(long, value_name = "latches|flops", default_value = "latches")]
     arrays: sbrp_silicon::Arrays,
 }
 
