@@ -20,7 +20,7 @@ use std::time::Instant;
 use sbrp_tools::{write_atomic, LogFile, ToolError};
 
 use crate::error::{Result, SiliconError};
-use crate::prove::yosys_abc;
+use crate::prove::{asserted_frame, yosys_abc};
 use crate::tools::{require, yosys};
 
 /// How two designs compare.
@@ -134,16 +134,7 @@ pub fn equivalence(gold: &str, gate: &str, seconds: u32, dir: &Path) -> Result<(
     let secs = t0.elapsed().as_secs_f64();
     let ok = out.success();
     let text = out.text;
-    let r = if let Some(l) = text.lines().find(|l| l.contains("asserted in frame")) {
-        let f = l
-            .split("asserted in frame")
-            .nth(1)
-            .and_then(|s| {
-                s.split(|c: char| !c.is_ascii_digit())
-                    .find(|t| !t.is_empty())
-            })
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(0);
+    let r = if let Some(f) = asserted_frame(&text) {
         Equivalence::Differs(f)
     } else if text.contains("Networks are equivalent") {
         Equivalence::Equivalent

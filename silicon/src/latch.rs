@@ -21,7 +21,8 @@ use crate::error::{Result, SiliconError};
 use crate::liberty::Liberty;
 use crate::memories::MemoryPorts;
 use crate::netlist::ModuleArea;
-use crate::prove::yosys_abc;
+use crate::prove::{asserted_frame, yosys_abc};
+use crate::sram::size_line;
 use crate::tools::{require, yosys};
 
 /// How the memories of 32 words or more are built (docs/hardware.md §2,
@@ -103,14 +104,13 @@ pub(crate) fn lef_areas(lef: &str) -> HashMap<String, f64> {
     let mut out = HashMap::new();
     let mut cur: Option<String> = None;
     for l in lef.lines() {
+        if let (Some(c), Some((w, h))) = (&cur, size_line(l)) {
+            out.insert(c.clone(), w * h);
+            continue;
+        }
         let t: Vec<&str> = l.split_whitespace().collect();
         match t.as_slice() {
             ["MACRO", name, ..] => cur = Some((*name).to_string()),
-            ["SIZE", w, "BY", h, ..] => {
-                if let (Some(c), Ok(w), Ok(h)) = (&cur, w.parse::<f64>(), h.parse::<f64>()) {
-                    out.insert(c.clone(), w * h);
-                }
-            }
             ["END", name] if cur.as_deref() == Some(*name) => cur = None,
             _ => {}
         }
@@ -213,13 +213,7 @@ pub fn check_latch_array(map: &str, seconds: u32, dir: &Path) -> Result<(Equival
     let out = abc.capture(&mut cmd, "yosys-abc (latch-array check)", LogFile::None)?;
     let secs = t0.elapsed().as_secs_f64();
     let text = out.text;
-    let r = if let Some(l) = text.lines().find(|l| l.contains("asserted in frame")) {
-        let step = l
-            .split("asserted in frame")
-            .nth(1)
-            .and_then(|s| s.split_whitespace().next())
-            .and_then(|s| s.trim_end_matches('.').parse().ok())
-            .unwrap_or(0);
+    let r = if let Some(step) = asserted_frame(&text) {
         Equivalence::Differs(step)
     } else if text.contains("Property proved") {
         Equivalence::Equivalent

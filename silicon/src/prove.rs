@@ -206,17 +206,24 @@ fn summary(text: &str) -> String {
         .join("\n")
 }
 
-fn verdict(text: &str, engine: Engine) -> Verdict {
-    if let Some(l) = text.lines().find(|l| l.contains("asserted in frame")) {
-        let frame = l
-            .split("asserted in frame")
+/// The frame of yosys-abc's "Output N of miter ... was asserted in frame
+/// F." line (0 when the number is unreadable), None without such a line.
+pub(crate) fn asserted_frame(text: &str) -> Option<u32> {
+    let l = text.lines().find(|l| l.contains("asserted in frame"))?;
+    Some(
+        l.split("asserted in frame")
             .nth(1)
             .and_then(|s| {
                 s.split(|c: char| !c.is_ascii_digit())
                     .find(|t| !t.is_empty())
             })
             .and_then(|t| t.parse().ok())
-            .unwrap_or(0);
+            .unwrap_or(0),
+    )
+}
+
+fn verdict(text: &str, engine: Engine) -> Verdict {
+    if let Some(frame) = asserted_frame(text) {
         return Verdict::Failed(frame);
     }
     match engine {

@@ -86,13 +86,16 @@ pub(crate) fn openram_config(words: u64, bits: u64, name: &str, out: &Path) -> S
 
 /// `SIZE w BY h ;` of a LEF macro, µm.
 pub(crate) fn lef_size(lef: &str) -> Option<(f64, f64)> {
-    lef.lines().find_map(|l| {
-        let t: Vec<&str> = l.split_whitespace().collect();
-        match t[..] {
-            ["SIZE", w, "BY", h, ..] => Some((w.parse().ok()?, h.parse().ok()?)),
-            _ => None,
-        }
-    })
+    lef.lines().find_map(size_line)
+}
+
+/// `w` and `h` of one LEF line `SIZE w BY h ;`, µm.
+pub(crate) fn size_line(l: &str) -> Option<(f64, f64)> {
+    let t: Vec<&str> = l.split_whitespace().collect();
+    match t[..] {
+        ["SIZE", w, "BY", h, ..] => Some((w.parse().ok()?, h.parse().ok()?)),
+        _ => None,
+    }
 }
 
 fn macro_name(words: u64, bits: u64) -> String {

@@ -678,6 +678,29 @@ fn lost_is_proved_by_k_induction_at_32_entries_8_warps() {
     );
 }
 
+/// `prop`'s first broken variant is not proved by k-induction at `k`
+/// (16 entries / 4 warps, `limit` seconds of yosys-abc): a counterexample
+/// to induction within `max_seconds`, not the time limit.
+fn assert_mutant_not_inductive(prop: &str, k: u32, limit: u32, max_seconds: f64) {
+    let p = params(16, 4);
+    let dir = tempfile::tempdir().unwrap();
+    let bad = prove_one(
+        &p,
+        prop,
+        true,
+        0,
+        limit,
+        Some(first_mutant(&p, prop, dir.path())),
+    );
+    assert_eq!(
+        bad.runs[0].verdict,
+        Verdict::NotInductive(k),
+        "{}",
+        bad.runs[0].summary
+    );
+    assert!(bad.runs[0].seconds < max_seconds, "{}", bad.runs[0].seconds);
+}
+
 /// `coalesce` with `INV_COAL` (and `INV_ACTR`, `INV_MON`, `INV_LOST`, 16
 /// entries / 4 warps): the invariants hold from reset (the base case, BMC
 /// to 12 frames with every invariant asserted), and the negative control:
@@ -687,24 +710,8 @@ fn lost_is_proved_by_k_induction_at_32_entries_8_warps() {
 /// a second of yosys-abc, not the time limit).
 #[test]
 fn coalesce_invariants_hold_from_reset_and_its_induction_rejects_a_coalescing_mutant() {
-    let p = params(16, 4);
-    let dir = tempfile::tempdir().unwrap();
-    assert_base_case_holds(&p, "coalesce", 12);
-    let bad = prove_one(
-        &p,
-        "coalesce",
-        true,
-        0,
-        60,
-        Some(first_mutant(&p, "coalesce", dir.path())),
-    );
-    assert_eq!(
-        bad.runs[0].verdict,
-        Verdict::NotInductive(silicon::COAL_K),
-        "{}",
-        bad.runs[0].summary
-    );
-    assert!(bad.runs[0].seconds < 30.0, "{}", bad.runs[0].seconds);
+    assert_base_case_holds(&params(16, 4), "coalesce", 12);
+    assert_mutant_not_inductive("coalesce", silicon::COAL_K, 60, 30.0);
 }
 
 /// `coalesce` by k-induction with `INV_COAL` (16 entries / 4 warps):
@@ -725,24 +732,8 @@ fn coalesce_is_proved_by_k_induction_at_16_entries() {
 /// step fails at once (a counterexample to induction, not the time limit).
 #[test]
 fn durable_invariants_hold_from_reset_and_its_induction_rejects_the_edm_mutant() {
-    let p = params(16, 4);
-    let dir = tempfile::tempdir().unwrap();
-    assert_base_case_holds(&p, "durable", 10);
-    let bad = prove_one(
-        &p,
-        "durable",
-        true,
-        0,
-        120,
-        Some(first_mutant(&p, "durable", dir.path())),
-    );
-    assert_eq!(
-        bad.runs[0].verdict,
-        Verdict::NotInductive(silicon::DUR_K),
-        "{}",
-        bad.runs[0].summary
-    );
-    assert!(bad.runs[0].seconds < 60.0, "{}", bad.runs[0].seconds);
+    assert_base_case_holds(&params(16, 4), "durable", 10);
+    assert_mutant_not_inductive("durable", silicon::DUR_K, 120, 60.0);
 }
 
 /// `durable` by k-induction with `INV_DUR` (16 entries / 4 warps): proved
