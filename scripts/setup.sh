@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the project needs when it is missing: Verilator, Yosys,
-# OpenSTA, the OSU 0.18 um standard-cell library and qflow's place and route
+# OpenSTA, CaDiCaL, the OSU 0.18 um standard-cell library and qflow's place and route
 # (Debian/Ubuntu packages),
 # then checks for cargo. Sourced by run.sh and test.sh; safe to run again.
 # `bash scripts/setup.sh --openram` also makes .venv-openram (OpenRAM, for
@@ -16,6 +16,9 @@ command -v sta >/dev/null 2>&1 || need+=(opensta)
 # SMT solvers for yosys-smtbmc (the proofs of `sbrp prove` run yosys-abc, shipped with yosys).
 command -v boolector >/dev/null 2>&1 || need+=(boolector)
 command -v z3 >/dev/null 2>&1 || need+=(z3)
+# CaDiCaL decides the inductive step of `sbrp prove --unbounded` (the base
+# case and the other proofs run yosys-abc, shipped with yosys).
+command -v cadical >/dev/null 2>&1 || need+=(cadical)
 [ -f /usr/share/qflow/tech/osu018/osu018_stdcells.lib ] || need+=(qflow-tech-osu018)
 # A font for the PNG plots (`sbrp suite --out`, `sbrp sweep --figure 10`,
 # `sbrp area --sweep --out`).

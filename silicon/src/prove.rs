@@ -18,8 +18,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::{fill, FORMAL_WRAPPER, PROVE_YS};
 use crate::error::Result;
 use crate::error::SiliconError;
+use crate::kstep::{solve_step, StepOutcome, StepSolver};
 use crate::properties::{induction, property, BrokenVariant, Engine, Property, PROPERTIES};
-use crate::tools::{generate, require, yosys};
+use crate::tools::{cadical, generate, require, yosys};
 
 /// How one run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,6 +118,8 @@ pub struct ProveOptions {
     /// Time limit of the inductive step, seconds (0: the property's own,
     /// `properties::induction`: 120, `lost` 1200).
     pub induction_seconds: u32,
+    /// The solver of the inductive step (CaDiCaL, or yosys-abc's `ind`).
+    pub step_solver: StepSolver,
 }
 
 /// Every run of one `sbrp prove`.
@@ -201,6 +204,7 @@ fn summary(text: &str) -> String {
                 || l.contains("timeout")
                 || l.contains("Property UNDECIDED")
                 || l.contains("Networks are")
+                || l.starts_with("Inductive step")
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -220,6 +224,15 @@ pub(crate) fn asserted_frame(text: &str) -> Option<u32> {
             .and_then(|t| t.parse().ok())
             .unwrap_or(0),
     )
+}
+
+/// Whether BMC's "No output asserted in N frames." reaches `k` frames.
+fn base_case_done(text: &str, k: u32) -> bool {
+    text.split("No output asserted in")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|t| t.parse::<u32>().ok())
+        .is_some_and(|n| n >= k)
 }
 
 fn verdict(text: &str, engine: Engine) -> Verdict {
@@ -262,6 +275,7 @@ pub(crate) fn yosys_abc() -> Tool {
 struct Tools {
     yosys: Tool,
     abc: Tool,
+    cadical: Tool,
 }
 
 /// One run on `base` (the unit's Verilog): `variant` picks a broken
@@ -388,15 +402,19 @@ fn prove_one(
         0 => induction(prop.name).seconds,
         t => t,
     };
-    let (engine_name, abc_cmd) = match engine {
+    let (engine_name, abc_cmd) = match (engine, opts.step_solver) {
         // base case, then the inductive step on a fresh copy
-        Engine::Induction(k) => (
+        (Engine::Induction(k), StepSolver::Abc) => (
             format!("ind -F {k}"),
             format!(
                 "bmc3 -F {k}; read_aiger {}; fold; ind -F {k} -T {ind_s}",
                 aig.display()
             ),
         ),
+        // base case here, the step by CaDiCaL below
+        (Engine::Induction(k), StepSolver::Cadical) => {
+            (format!("cadical k={k}"), format!("bmc3 -F {k}"))
+        }
         _ => (engine_name, abc_cmd),
     };
     let script = format!("read_aiger {}; fold; {abc_cmd}", aig.display());
@@ -405,10 +423,9 @@ fn prove_one(
     cmd.arg("-c").arg(&script);
     let label = label.replace("yosys", "yosys-abc");
     let out = tools.abc.capture(&mut cmd, &label, LogFile::None)?;
-    let seconds = t0.elapsed().as_secs_f64();
     let text = out.text.clone();
     write_atomic(&dir.join(format!("{tag}.abc.log")), text.as_bytes())?;
-    let verdict = verdict(&text, engine);
+    let mut verdict = verdict(&text, engine);
     if !out.success() && verdict == Verdict::Undecided {
         return Err(ToolError::Failed {
             tool: label,
@@ -418,6 +435,28 @@ fn prove_one(
         }
         .into());
     }
+    let mut text = text;
+    if let (Engine::Induction(k), StepSolver::Cadical) = (engine, opts.step_solver) {
+        // the base case's verdict reads as a step's: "No output asserted"
+        verdict = match verdict {
+            Verdict::NotInductive(_) if base_case_done(&text, k) => {
+                let (outcome, line) = solve_step(&tools.cadical, &aig, k, ind_s)?;
+                text.push_str(&line);
+                text.push('\n');
+                match outcome {
+                    StepOutcome::Inductive => Verdict::Inductive(k),
+                    StepOutcome::Counterexample | StepOutcome::TimeLimit => {
+                        Verdict::NotInductive(k)
+                    }
+                }
+            }
+            // the base case stopped short of k: no step, no proof
+            Verdict::NotInductive(_) => Verdict::NotInductive(k),
+            v => v,
+        };
+        write_atomic(&dir.join(format!("{tag}.abc.log")), text.as_bytes())?;
+    }
+    let seconds = t0.elapsed().as_secs_f64();
     Ok(ProofRun {
         property: prop.name.to_string(),
         broken,
@@ -455,6 +494,7 @@ fn run_proofs_with(
     let tools = Tools {
         yosys: yosys(),
         abc: yosys_abc(),
+        cadical: cadical(),
     };
     let base = match &opts.rtl {
         Some(f) => std::fs::read_to_string(f).map_err(|e| SiliconError::RtlFile {
@@ -471,6 +511,9 @@ fn run_proofs_with(
     }
     require(&tools.yosys, "-V")?;
     require(&tools.abc, "-h")?;
+    if opts.unbounded && opts.step_solver == StepSolver::Cadical {
+        require(&tools.cadical, "--version")?;
+    }
     let mut runs = Vec::new();
     for prop in props {
         let first = prop.variants(opts.deep).next().map(|b| (0, b));

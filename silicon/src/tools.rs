@@ -1,5 +1,5 @@
-//! The external tools of the flow (Yosys, OpenSTA) found on `PATH` or
-//! through `SBRP_YOSYS` / `SBRP_STA`, with their installation hints, and the
+//! The external tools of the flow (Yosys, OpenSTA, CaDiCaL) found on `PATH`
+//! or through `SBRP_YOSYS` / `SBRP_STA` / `SBRP_CADICAL`, with their installation hints, and the
 //! RTL generator.
 
 use sbrp_iface::PbParams;
@@ -22,6 +22,12 @@ pub fn yosys() -> Tool {
 /// OpenSTA (`SBRP_STA`, else `sta` on `PATH`).
 pub fn sta() -> Tool {
     Tool::from_env("SBRP_STA", "sta", hint("opensta", "SBRP_STA"))
+}
+
+/// CaDiCaL (`SBRP_CADICAL`, else `cadical` on `PATH`), the SAT solver of
+/// the inductive step (`kstep`).
+pub fn cadical() -> Tool {
+    Tool::from_env("SBRP_CADICAL", "cadical", hint("cadical", "SBRP_CADICAL"))
 }
 
 /// Checks that `tool` starts (its exit status for `probe` does not matter:
@@ -53,6 +59,7 @@ mod tests {
         for (tool, package, env) in [
             ("/nonexistent/yosys", "yosys", "SBRP_YOSYS"),
             ("/nonexistent/sta", "opensta", "SBRP_STA"),
+            ("/nonexistent/cadical", "cadical", "SBRP_CADICAL"),
         ] {
             let t = Tool::new(tool, hint(package, env));
             let e = require(&t, "-V").unwrap_err().to_string();

@@ -67,6 +67,11 @@ pub struct ProveArgs {
     /// others 120).
     #[arg(long, value_name = "S", default_value_t = 0)]
     induction_seconds: u32,
+    /// The solver of --unbounded's inductive step: `cadical` (the step as
+    /// CNF, CaDiCaL) or `abc` (yosys-abc's `ind`, slower: 1,915 s against
+    /// about 45 s for pmo at 16 entries, docs/hardware.md §5).
+    #[arg(long, value_name = "cadical|abc", default_value = "cadical")]
+    step_solver: sbrp_silicon::StepSolver,
     /// Directory for the Yosys logs; written only when every run behaved as expected.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -107,7 +112,7 @@ pub fn run(a: &ProveArgs) -> Result<Verdict> {
         if a.deep {
             format!(", deep: BMC to {}", sbrp_silicon::deep_depth(p.entries))
         } else if a.unbounded {
-            ", unbounded: k-induction".to_string()
+            format!(", unbounded: k-induction, step by {}", a.step_solver)
         } else {
             String::new()
         }
@@ -125,6 +130,7 @@ pub fn run(a: &ProveArgs) -> Result<Verdict> {
         unbounded: a.unbounded,
         induction_k: a.k,
         induction_seconds: a.induction_seconds,
+        step_solver: a.step_solver,
     };
     let r = sbrp_silicon::prove(&p, &opts)?;
     print!("{}", sbrp_silicon::format_proofs(&r));
