@@ -5,8 +5,11 @@
 //!
 //! Default: 16 entries, 4 warps, 16 lines, 8-bit ACTR, BMC to each
 //! property's depth; each broken variant must fail by its frame `within`.
-//! `--ignored`: the same at 32 entries / 8 warps, PDR attempts, and the
-//! deep search (BMC to 2N + 10 with the deep broken variants).
+//! Also the k-induction proofs (`sbrp prove --unbounded`) of handshake,
+//! actr, lost, coalesce, durable and pmo at 16 entries / 4 warps, each with
+//! a mutant it rejects. `--ignored`: the same at 32 entries / 8 warps, PDR
+//! attempts, and the deep search (BMC to 2N + 10 with the deep broken
+//! variants).
 
 use sbrp_iface::PbParams;
 use sbrp_silicon as silicon;
@@ -431,12 +434,12 @@ fn the_step_solvers_agree_with_yosys_abc_ind() {
 
 /// The strengthening invariants of `actr` (`INV_ACTR`: each epoch counter
 /// and ACTR equal to the flushes unacknowledged, plus the registered acks,
-/// plus the flushes queued; FIFO pointers sane) hold on the real RTL in the
-/// base case to 14 frames (the BMC depth of `actr`); the RTL that drops
-/// every ack (`ackq_count` stays 0) breaks them there. (The step is left a
-/// second here; the proof is `actr_is_proved_by_k_induction_and_its_wrap_mutant_is_not`.)
+/// plus the flushes queued; FIFO pointers sane): the RTL that drops every
+/// ack (`ackq_count` stays 0) breaks them from reset within 14 frames.
+/// (The real RTL keeps them at every depth:
+/// `actr_is_proved_by_k_induction_and_its_wrap_mutant_is_not`.)
 #[test]
-fn actr_invariants_hold_from_reset_and_catch_a_miscounting_mutant() {
+fn actr_invariants_catch_a_miscounting_mutant() {
     let p = params(16, 4);
     let dir = tempfile::tempdir().unwrap();
     let v = sbrp_hdl::generate_verilog(&p).unwrap();
@@ -460,16 +463,6 @@ fn actr_invariants_hold_from_reset_and_catch_a_miscounting_mutant() {
         )
         .expect("yosys runs")
     };
-    let good = prove(None);
-    assert!(
-        matches!(
-            good.runs[0].verdict,
-            Verdict::NotInductive(14) | Verdict::Inductive(14)
-        ),
-        "{:?}\n{}",
-        good.runs[0].verdict,
-        good.runs[0].summary
-    );
     let bad = prove(Some(dir.path().join("bad.v")));
     assert!(
         matches!(bad.runs[0].verdict, Verdict::Failed(f) if f < 14),
@@ -527,9 +520,10 @@ fn actr_is_proved_by_k_induction_and_its_wrap_mutant_is_not() {
 }
 
 /// `actr` by k-induction at 32 entries / 8 warps: proved at k = 2 (the
-/// step about 130 s of yosys-abc, docs/hardware.md §5).
+/// step a few seconds of CaDiCaL; 130 s of yosys-abc's `ind`,
+/// docs/hardware.md §5).
 #[test]
-#[ignore = "about 2.5 min: the inductive step of actr at 32 entries"]
+#[ignore = "about 15 s: actr at 32 entries"]
 fn actr_is_proved_by_k_induction_at_32_entries_8_warps() {
     let r = silicon::prove(
         &params(32, 8),
@@ -602,22 +596,6 @@ fn first_mutant(p: &PbParams, name: &str, dir: &std::path::Path) -> std::path::P
     f
 }
 
-/// The base case of property `name`'s k-induction to `frames` frames (every
-/// invariant asserted from reset) holds: the step, left a second, may or
-/// may not close.
-fn assert_base_case_holds(p: &PbParams, name: &str, frames: u32) {
-    let r = prove_one(p, name, true, frames, 1, None);
-    assert!(
-        matches!(
-            r.runs[0].verdict,
-            Verdict::NotInductive(f) | Verdict::Inductive(f) if f == frames
-        ),
-        "{:?}\n{}",
-        r.runs[0].verdict,
-        r.runs[0].summary
-    );
-}
-
 /// Property `name` is proved for every depth at 16 entries / 4 warps by
 /// k-induction at its own k and time limit.
 fn assert_proved_at_16_entries(name: &str, k: u32) {
@@ -631,26 +609,25 @@ fn assert_proved_at_16_entries(name: &str, k: u32) {
     assert!(r.all_as_expected());
 }
 
-/// The strengthening invariants of `lost` (`INV_LOST`, with `INV_ACTR`: the
-/// PB's memories, head staging, forwarding and request pipeline consistent,
-/// a pending store of the witness line in a live persist entry or a queued
-/// flush) hold on the real RTL in the base case to 14 frames; the RTL whose
-/// head pops a persist as a hole breaks them there. (The step is left a
-/// second here; the proof is `lost_is_proved_by_k_induction_at_16_entries`.)
+/// `lost` by k-induction with `INV_ACTR` and `INV_LOST` (the PB's
+/// memories, head staging, forwarding and request pipeline consistent, a
+/// pending store of the witness line in a live persist entry or a queued
+/// flush), 16 entries / 4 warps: proved for every depth at k = `LOST_K`
+/// (the step about 10 s of CaDiCaL); the RTL whose head pops a persist as a
+/// hole breaks the invariants from reset within 14 frames.
 #[test]
-fn lost_invariants_hold_from_reset_and_catch_a_dropping_mutant() {
+fn lost_is_proved_by_k_induction_and_its_invariants_catch_a_dropping_mutant() {
     let p = params(16, 4);
     let dir = tempfile::tempdir().unwrap();
-    let good = prove_lost(&p, true, 14, 1, None);
-    assert!(
-        matches!(
-            good.runs[0].verdict,
-            Verdict::NotInductive(14) | Verdict::Inductive(14)
-        ),
-        "{:?}\n{}",
-        good.runs[0].verdict,
-        good.runs[0].summary
+    let r = prove_lost(&p, true, 0, 900, None);
+    assert_eq!(
+        r.runs[0].verdict,
+        Verdict::Inductive(silicon::LOST_K),
+        "{}",
+        r.runs[0].summary
     );
+    assert!(r.all_as_expected());
+    assert!(silicon::format_proofs(&r).contains("(k-induction): lost (k = 2)"));
     let bad = prove_lost(&p, true, 14, 1, Some(lost_mutant(&p, 0, dir.path())));
     assert!(
         matches!(bad.runs[0].verdict, Verdict::Failed(f) if f < 14),
@@ -691,26 +668,11 @@ fn lost_mutants_are_not_proved_by_k_induction() {
     assert_eq!(bmc.runs[0].verdict, Verdict::Bounded(silicon::BMC_DEPTH));
 }
 
-/// `lost` by k-induction with `INV_ACTR` and `INV_LOST` (16 entries / 4
-/// warps): proved for every depth at k = `LOST_K` (docs/hardware.md §5).
-#[test]
-#[ignore = "minutes: the inductive step of lost at 16 entries"]
-fn lost_is_proved_by_k_induction_at_16_entries() {
-    let r = prove_lost(&params(16, 4), true, 0, 900, None);
-    assert_eq!(
-        r.runs[0].verdict,
-        Verdict::Inductive(silicon::LOST_K),
-        "{}",
-        r.runs[0].summary
-    );
-    assert!(r.all_as_expected());
-    assert!(silicon::format_proofs(&r).contains("(k-induction): lost (k = 2)"));
-}
-
 /// `lost` by k-induction at 32 entries / 8 warps: proved at k = `LOST_K`
-/// (about 14 min of yosys-abc at load 5, docs/hardware.md §5).
+/// (the step about 20 s of CaDiCaL; 14 min of yosys-abc's `ind`,
+/// docs/hardware.md §5).
 #[test]
-#[ignore = "about 15 min: the inductive step of lost at 32 entries"]
+#[ignore = "about 1 min: lost at 32 entries"]
 fn lost_is_proved_by_k_induction_at_32_entries_8_warps() {
     let r = prove_lost(&params(32, 8), true, 0, 2400, None);
     assert_eq!(
@@ -744,62 +706,47 @@ fn assert_mutant_not_inductive(prop: &str, k: u32, limit: u32, max_seconds: f64)
     assert!(bad.runs[0].seconds < max_seconds, "{}", bad.runs[0].seconds);
 }
 
-/// `coalesce` with `INV_COAL` (and `INV_ACTR`, `INV_MON`, `INV_LOST`, 16
-/// entries / 4 warps): the invariants hold from reset (the base case, BMC
-/// to 12 frames with every invariant asserted), and the negative control:
-/// the RTL that lets a store coalesce past its warp's younger ordering entry
-/// (`younger` tied to 0, `coalesce`'s first broken variant) is not proved by
-/// the k-induction at `COAL_K` (a counterexample to induction in well under
-/// a second of yosys-abc, not the time limit).
+/// `coalesce` by k-induction with `INV_COAL` (and `INV_ACTR`, `INV_MON`,
+/// `INV_LOST`), 16 entries / 4 warps: proved for every depth at k =
+/// `COAL_K` (the step about 20 s of CaDiCaL; 494 s of yosys-abc's `ind`,
+/// docs/hardware.md §5); and the negative control: the RTL that lets a
+/// store coalesce past its warp's younger ordering entry (`younger` tied
+/// to 0, `coalesce`'s first broken variant) is not proved (a counterexample
+/// to induction, not the time limit).
 #[test]
-fn coalesce_invariants_hold_from_reset_and_its_induction_rejects_a_coalescing_mutant() {
-    assert_base_case_holds(&params(16, 4), "coalesce", 12);
+fn coalesce_is_proved_by_k_induction_and_rejects_a_coalescing_mutant() {
+    assert_proved_at_16_entries("coalesce", silicon::COAL_K);
     assert_mutant_not_inductive("coalesce", silicon::COAL_K, 60, 30.0);
 }
 
-/// `coalesce` by k-induction with `INV_COAL` (16 entries / 4 warps):
-/// proved for every depth at k = `COAL_K` (494 s of yosys-abc at load
-/// about 3; docs/hardware.md §5).
+/// `durable` by k-induction with `INV_DUR` (and `INV_ACTR`, `INV_MON`,
+/// `INV_LOST`), 16 entries / 4 warps: proved for every depth at k =
+/// `DUR_K` (the step about 20 s of CaDiCaL; 291 s of yosys-abc's `ind`,
+/// docs/hardware.md §5); and the negative control: the RTL whose retiring
+/// dFence / device pRel does not join its warps to the epoch's EDM
+/// (`durable`'s broken variant; BMC finds it at frame 11, so the base case
+/// to k = `DUR_K` holds) is not proved: its inductive step fails at once
+/// (a counterexample to induction, not the time limit).
 #[test]
-#[ignore = "about 8 min: the inductive step of coalesce at 16 entries"]
-fn coalesce_is_proved_by_k_induction_at_16_entries() {
-    assert_proved_at_16_entries("coalesce", silicon::COAL_K);
-}
-
-/// `durable` with `INV_DUR` (and `INV_ACTR`, `INV_MON`, `INV_LOST`, 16
-/// entries / 4 warps): the invariants hold from reset (the base case, BMC
-/// to 10 frames with every invariant asserted), and the negative control:
-/// the RTL whose retiring dFence / device pRel does not join its warps to
-/// the epoch's EDM (`durable`'s broken variant; BMC finds it at frame 11,
-/// so the base case to k = `DUR_K` holds) is not proved: its inductive
-/// step fails at once (a counterexample to induction, not the time limit).
-#[test]
-fn durable_invariants_hold_from_reset_and_its_induction_rejects_the_edm_mutant() {
-    assert_base_case_holds(&params(16, 4), "durable", 10);
+fn durable_is_proved_by_k_induction_and_rejects_the_edm_mutant() {
+    assert_proved_at_16_entries("durable", silicon::DUR_K);
     assert_mutant_not_inductive("durable", silicon::DUR_K, 120, 60.0);
 }
 
-/// `durable` by k-induction with `INV_DUR` (16 entries / 4 warps): proved
-/// for every depth at k = `DUR_K` (291 s of yosys-abc at load about 3;
-/// docs/hardware.md §5).
+/// `pmo` by k-induction with `INV_PMO` (and `INV_ACTR`, `INV_MON`,
+/// `INV_LOST`, `INV_COAL`, `INV_DUR`; exact hooks), 16 entries / 4 warps:
+/// proved for every depth at k = `PMO_K`. Its run asserts every invariant
+/// set, so this proof also shows them inductive together (the step about
+/// 40 s of CaDiCaL; 1,915 s of yosys-abc's `ind`, docs/hardware.md §5).
+/// And the RTL whose head flushes a persist without the FSM gate (`pmo`'s
+/// broken variant, whose property BMC finds only at frame 15) breaks the
+/// invariants from reset before frame 12 (the registered `h_ok` no longer
+/// says "no warp in FSM").
 #[test]
-#[ignore = "about 5 min: the inductive step of durable at 16 entries"]
-fn durable_is_proved_by_k_induction_at_16_entries() {
-    assert_proved_at_16_entries("durable", silicon::DUR_K);
-}
-
-/// `pmo` with `INV_PMO` (and `INV_ACTR`, `INV_MON`, `INV_LOST`, `INV_COAL`,
-/// `INV_DUR`; exact hooks; 16 entries / 4 warps): the invariants hold on
-/// the real RTL from reset (the base case to 12 frames), and the RTL whose
-/// head flushes a persist without the FSM gate (`pmo`'s broken variant,
-/// whose property BMC finds only at frame 15) breaks them before frame 12
-/// (the registered `h_ok` no longer says "no warp in FSM"). The proof is
-/// `pmo_is_proved_by_k_induction_at_16_entries`.
-#[test]
-fn pmo_invariants_hold_from_reset_and_catch_the_fsm_gate_mutant() {
+fn pmo_is_proved_by_k_induction_and_its_invariants_catch_the_fsm_gate_mutant() {
     let p = params(16, 4);
     let dir = tempfile::tempdir().unwrap();
-    assert_base_case_holds(&p, "pmo", 12);
+    assert_proved_at_16_entries("pmo", silicon::PMO_K);
     let bad = prove_one(
         &p,
         "pmo",
@@ -813,16 +760,6 @@ fn pmo_invariants_hold_from_reset_and_catch_the_fsm_gate_mutant() {
         "{:?}",
         bad.runs[0].verdict
     );
-}
-
-/// `pmo` by k-induction with `INV_PMO` (16 entries / 4 warps): proved for
-/// every depth at k = `PMO_K`. Its run asserts every invariant set
-/// (`INV_ACTR`, `INV_MON`, `INV_LOST`, `INV_COAL`, `INV_DUR`, `INV_PMO`),
-/// so this proof also shows them inductive together. In CI: the step takes
-/// CaDiCaL about 40 s (yosys-abc's `ind` took 1,915 s; docs/hardware.md §5).
-#[test]
-fn pmo_is_proved_by_k_induction_at_16_entries() {
-    assert_proved_at_16_entries("pmo", silicon::PMO_K);
 }
 
 /// `coalesce`, `durable` and `pmo` by k-induction at 32 entries / 8 warps /

@@ -4,8 +4,9 @@
 //! run through the checks of the bench as a design given to
 //! `sbrp cosim --rtl` and `sbrp prove --rtl` would be: the litmus suite
 //! and a short random run in lockstep through the SM front end, fuzz runs
-//! in lockstep (the default stimulus and the corners profile), and the
-//! bounded formal properties at their default depths
+//! in lockstep (the default stimulus and the corners profile), the
+//! bounded formal properties at their default depths, and the properties
+//! proved for every depth (`unbounded`: k-induction with the invariants)
 //! (`docs/microarch.md` is the spec the model and the properties follow).
 //! Every check first runs on the unmutated RTL: random, fuzz and the proofs
 //! must pass there (else the campaign is refused: such a check cannot tell
@@ -42,15 +43,29 @@ pub enum Check {
     /// maximum, bogus acks).
     Corners,
     Proofs,
+    /// The k-induction proofs ([`UNBOUNDED_PROPERTIES`], `sbrp prove
+    /// --unbounded`, the step by CaDiCaL): killed when a base case fails or
+    /// a step has a counterexample to induction (a step stopped by its
+    /// time limit is no kill).
+    Unbounded,
 }
 
+/// The properties proved for every depth by `sbrp prove --unbounded`.
+pub const UNBOUNDED_PROPERTIES: [&str; 6] =
+    ["handshake", "actr", "lost", "coalesce", "durable", "pmo"];
+
+/// Step time limit of the `unbounded` check, seconds (the original's
+/// steps take under a minute at 16 entries).
+pub const UNBOUNDED_STEP_SECONDS: u32 = 300;
+
 impl Check {
-    pub const ALL: [Check; 5] = [
+    pub const ALL: [Check; 6] = [
         Check::Litmus,
         Check::Random,
         Check::Fuzz,
         Check::Corners,
         Check::Proofs,
+        Check::Unbounded,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -59,6 +74,7 @@ impl Check {
             Check::Fuzz => "fuzz",
             Check::Corners => "corners",
             Check::Proofs => "proofs",
+            Check::Unbounded => "unbounded",
         }
     }
 }
@@ -211,6 +227,29 @@ fn run_check(
             };
             let r = sbrp_silicon::prove(&o.params, &opts).map_err(|e| e.to_string())?;
             return Ok(r.unexpected().iter().map(|x| x.property.clone()).collect());
+        }
+        Check::Unbounded => {
+            let mut rejected = BTreeSet::new();
+            for name in UNBOUNDED_PROPERTIES {
+                let opts = ProveOptions {
+                    property: Some(name.to_string()),
+                    rtl: Some(file.to_path_buf()),
+                    unbounded: true,
+                    induction_seconds: UNBOUNDED_STEP_SECONDS,
+                    ..Default::default()
+                };
+                let r = sbrp_silicon::prove(&o.params, &opts).map_err(|e| e.to_string())?;
+                let run = &r.runs[0];
+                let cti = run.summary.contains("SATISFIABLE: a counterexample");
+                match run.verdict {
+                    sbrp_silicon::Verdict::Failed(_) => rejected.insert(name.to_string()),
+                    sbrp_silicon::Verdict::NotInductive(_) if cti => {
+                        rejected.insert(format!("{name} (step)"))
+                    }
+                    _ => false,
+                };
+            }
+            return Ok(rejected);
         }
     };
     let r = cosim(&ro, &work).map_err(|e| e.to_string())?;

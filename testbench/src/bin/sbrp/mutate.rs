@@ -45,7 +45,11 @@ pub struct MutateArgs {
     fuzz_cycles: u64,
     /// Checks to run, comma-separated: litmus, random, fuzz, corners (the
     /// fuzz run stressing ACTR's maximum and bogus acks), proofs (the
-    /// bounded proofs at their default depths, as `sbrp prove --rtl`).
+    /// bounded proofs at their default depths, as `sbrp prove --rtl`),
+    /// unbounded (handshake, actr, lost, coalesce, durable and pmo by
+    /// k-induction, as `sbrp prove --unbounded --rtl`; a base-case failure
+    /// or a counterexample to induction kills, a step time limit of 300 s
+    /// does not).
     #[arg(
         long,
         value_name = "LIST",
@@ -78,7 +82,9 @@ pub fn run(a: &MutateArgs) -> Result<Verdict> {
     for c in a.checks.split(',').map(str::trim) {
         match Check::ALL.iter().find(|k| k.name() == c) {
             Some(&k) => checks.push(k),
-            None => bail!("--checks: unknown check {c:?}: litmus, random, fuzz, corners, proofs"),
+            None => bail!(
+                "--checks: unknown check {c:?}: litmus, random, fuzz, corners, proofs, unbounded"
+            ),
         }
     }
     let mut only = vec![];
