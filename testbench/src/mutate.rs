@@ -117,6 +117,8 @@ pub struct MutantResult {
     pub mutation: Mutation,
     /// Per check that ran: whether it killed the mutant.
     pub kills: Vec<(Check, bool)>,
+    /// What failed in the checks that killed it (litmus traces, properties).
+    pub failures: Vec<String>,
     /// The mutant could not be built or read (a kill by the tools, counted apart).
     pub stillborn: Option<String>,
     /// For a survivor: its class.
@@ -327,13 +329,18 @@ pub fn run_campaign(
             id,
             mutation: m,
             kills: vec![],
+            failures: vec![],
             stillborn: None,
             survivor: None,
             seconds: 0.0,
         };
         for &c in &o.checks {
             match run_check(c, o, &file, &dir) {
-                Ok(f) => r.kills.push((c, f.iter().any(|t| !skip.contains(t)))),
+                Ok(f) => {
+                    let kept: Vec<String> = f.into_iter().filter(|t| !skip.contains(t)).collect();
+                    r.kills.push((c, !kept.is_empty()));
+                    r.failures.extend(kept);
+                }
                 Err(e) => {
                     // Verilator or Yosys refused the mutant: no check can run it.
                     r.stillborn = Some(e.lines().next().unwrap_or("").to_string());

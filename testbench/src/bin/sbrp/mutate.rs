@@ -136,7 +136,19 @@ pub fn run(a: &MutateArgs) -> Result<Verdict> {
                 format!("SURVIVED: GAP (outputs differ at cycle {f})")
             }
             (None, Some(Survivor::Unclassified)) => "SURVIVED: unclassified".into(),
-            (None, None) => format!("killed by {}", kills.join(", ")),
+            (None, None) => {
+                // the traces and properties that failed (a run's own name aside)
+                let what: Vec<&str> = r
+                    .failures
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|f| !Check::ALL.iter().any(|c| c.name() == *f))
+                    .collect();
+                match what.is_empty() {
+                    true => format!("killed by {}", kills.join(", ")),
+                    false => format!("killed by {} ({})", kills.join(", "), what.join(", ")),
+                }
+            }
         };
         println!(
             "m{:03} {:>6.1} s  {}  {}",
