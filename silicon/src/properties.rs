@@ -403,7 +403,8 @@ pub fn induction(name: &str) -> Induction {
             k: LOST_K,
             defines: &["INV_ACTR", "INV_LOST"],
             connect: &[crate::config::INV_ACTR_YS, crate::config::INV_LOST_YS],
-            // 180 s at 16 entries, 840 s at 32 / 8 (load 4-6)
+            // CaDiCaL's step: 8 s at 16 entries, 21 s at 32 / 8 (yosys-abc's
+            // `ind`: 180 s and 840 s)
             seconds: 1200,
         },
         "coalesce" => Induction {
@@ -414,7 +415,8 @@ pub fn induction(name: &str) -> Induction {
                 crate::config::INV_LOST_YS,
                 crate::config::INV_COAL_YS,
             ],
-            // 494 s at 16 entries (load about 3)
+            // CaDiCaL: 20 s at 16 entries, 149 s at 32 / 8 (`ind`: 494 s;
+            // undecided at 32 / 8 in 7,200 s)
             seconds: 1500,
         },
         "durable" => Induction {
@@ -425,7 +427,7 @@ pub fn induction(name: &str) -> Induction {
                 crate::config::INV_LOST_YS,
                 crate::config::INV_DUR_YS,
             ],
-            // 291 s at 16 entries (load about 3)
+            // CaDiCaL: 22 s at 16 entries, 73 s at 32 / 8 (`ind`: 291 s, 3,239 s)
             seconds: 1200,
         },
         "pmo" => Induction {
@@ -440,7 +442,7 @@ pub fn induction(name: &str) -> Induction {
                 crate::config::INV_DUR_YS,
                 crate::config::INV_PMO_YS,
             ],
-            // 1,915 s at 16 entries (load 3-4); no verdict in 900 s
+            // CaDiCaL: 39 s at 16 entries, 256 s at 32 / 8 (`ind`: 1,915 s)
             seconds: 3000,
         },
         _ => Induction {
@@ -459,15 +461,15 @@ pub fn induction(name: &str) -> Induction {
 pub const LOST_K: u32 = 2;
 
 /// Depth of `coalesce`'s inductive step with `INV_LOST` and `INV_COAL`:
-/// proved at k = 2 (494 s at 16 entries); at k = 3 the step gave no
-/// verdict in 817 s (docs/hardware.md §5).
+/// proved at k = 2 (at 16 and 32 entries); at k = 3 yosys-abc's step gave
+/// no verdict in 817 s (docs/hardware.md §5).
 pub const COAL_K: u32 = 2;
 
 /// Depth of `durable`'s inductive step with `INV_LOST` and `INV_DUR`.
 pub const DUR_K: u32 = 2;
 
-/// Depth of `pmo`'s inductive step with `INV_PMO`: proved at k = 2
-/// (1,915 s at 16 entries; no verdict within 900 s, docs/hardware.md §5).
+/// Depth of `pmo`'s inductive step with `INV_PMO`: proved at k = 2 (at 16
+/// and 32 entries, docs/hardware.md §5).
 pub const PMO_K: u32 = 2;
 
 /// Negative control of `actr`'s k-induction: ACTR may reach its maximum and

@@ -83,7 +83,7 @@ impl ProofRun {
 /// What `sbrp prove` runs.
 #[derive(Clone, Debug, Default)]
 pub struct ProveOptions {
-    /// One property by name; all when `None`.
+    /// One property by name, or several separated by commas; all when `None`.
     pub property: Option<String>,
     /// Also run each property's broken variant (which must fail).
     pub broken: bool,
@@ -542,7 +542,11 @@ fn run_proofs_with(
 pub fn prove(p: &PbParams, opts: &ProveOptions) -> Result<ProveReport> {
     p.validate()?;
     let props: Vec<&Property> = match &opts.property {
-        Some(n) => vec![property(n)?],
+        // one name, or several separated by commas
+        Some(n) => n
+            .split(',')
+            .map(|x| property(x.trim()))
+            .collect::<Result<_>>()?,
         None => PROPERTIES.iter().collect(),
     };
     let scratch = Scratch::new("prove")?;

@@ -34,6 +34,13 @@ fn prove_usage_errors_exit_2() {
     let o = sbrp(&["prove", "--entries", "17"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--entries 17"), "{}", stderr(&o));
+    // a list is checked name by name before anything runs
+    let o = sbrp(&["prove", "--property", "handshake,nonsense"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nonsense"), "{}", stderr(&o));
+    let o = sbrp(&["prove", "--unbounded", "--step-solver", "z3"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cadical, abc"), "{}", stderr(&o));
 }
 
 /// The hidden `--sabotage` proves the broken variant as if it were the real
@@ -93,17 +100,22 @@ fn prove_reports_proved_and_bounded_apart() {
     }
 }
 
-/// `sbrp prove --unbounded`: k-induction; handshake is proved (exit 0),
-/// `release`, not inductive without invariants, is a failed check (exit 1)
-/// that says so.
+/// `sbrp prove --unbounded`: k-induction, the step by CaDiCaL; handshake
+/// and actr, given as a list, are proved (exit 0), `release`, not
+/// inductive without invariants, is a failed check (exit 1) that says so.
 #[test]
 fn prove_unbounded_reports_k_induction() {
-    let o = sbrp(&["prove", "--unbounded", "--property", "handshake"], &[]);
+    let o = sbrp(
+        &["prove", "--unbounded", "--property", "handshake,actr"],
+        &[],
+    );
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{}", stderr(&o));
     assert!(
-        stdout.contains("proved (k-ind, k=4)")
-            && stdout.contains("proved for all depths (k-induction): handshake (k = 4)"),
+        stdout.contains("step by cadical")
+            && stdout.contains("proved (k-ind, k=4)")
+            && stdout
+                .contains("proved for all depths (k-induction): handshake (k = 4), actr (k = 2)"),
         "{stdout}"
     );
     let o = sbrp(

@@ -228,6 +228,20 @@ fn steps(a: &ReproduceArgs, apps: &[String], jobs: usize) -> Vec<Step> {
     }
     if !q {
         v.push(Step::sbrp(
+            "prove-unbounded",
+            "Proofs for every depth",
+            "k-induction with the strengthening invariants (the step by CaDiCaL): the handshakes, ACTR accounting, no lost persist, the coalescing rule, durability and per-warp persist order, at 16 entries / 4 warps (docs/hardware.md §5).",
+            &[
+                "prove",
+                "--unbounded",
+                "--property",
+                "handshake,actr,lost,coalesce,durable,pmo",
+                "--out",
+                "prove-unbounded",
+            ],
+            Some("prove-unbounded"),
+        ));
+        v.push(Step::sbrp(
             "area-sweep",
             "Area and delay against entries",
             "The unit synthesised at 32-512 entries and 32 and 64 warps: area and critical stage.",
