@@ -251,6 +251,9 @@ impl std::str::FromStr for StepSolver {
     }
 }
 
+/// The step line's words for a counterexample to induction.
+pub(crate) const CTI: &str = "SATISFIABLE: a counterexample to induction";
+
 /// How the step ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepOutcome {
@@ -309,7 +312,7 @@ pub(crate) fn solve_step(
         "Inductive step (CaDiCaL, {frames} frames, {vars} variables, {clauses} clauses): {}",
         match outcome {
             StepOutcome::Inductive => "UNSATISFIABLE: inductive".to_string(),
-            StepOutcome::Counterexample => "SATISFIABLE: a counterexample to induction".to_string(),
+            StepOutcome::Counterexample => CTI.to_string(),
             StepOutcome::TimeLimit => format!("UNKNOWN: the {seconds} s limit reached"),
         }
     );

@@ -61,7 +61,7 @@ pub use memories::MemoryPorts;
 pub use netlist::ModuleArea;
 pub use properties::{
     deep_depth, induction, property, Breakage, BrokenVariant, Engine, Induction, Property,
-    ACTR_WRAP, BMC_DEPTH, COAL_K, DUR_K, INDUCTION_K, LOST_K, PMO_K, PROPERTIES,
+    ACTR_WRAP, BMC_DEPTH, COAL_K, DUR_K, INDUCTION_K, LOST_K, PMO_K, PROPERTIES, UNBOUNDED,
 };
 pub use prove::{
     fair_bounds, format_proof_failures, format_proofs, prove, prove_params, run_proofs, FairBounds,

@@ -317,6 +317,10 @@ pub struct Induction {
     pub seconds: u32,
 }
 
+/// The properties `sbrp prove --unbounded` proves for every depth: the
+/// handshakes without invariants, the others with those of [`induction`].
+pub const UNBOUNDED: [&str; 6] = ["handshake", "actr", "lost", "coalesce", "durable", "pmo"];
+
 /// Default time limit of an inductive step, seconds.
 pub const INDUCTION_SECONDS: u32 = 120;
 

@@ -66,6 +66,12 @@ pub struct ProofRun {
 }
 
 impl ProofRun {
+    /// The inductive step, decided by CaDiCaL, found a counterexample to
+    /// induction (not its time limit; yosys-abc's `ind` does not tell them apart).
+    pub fn counterexample_to_induction(&self) -> bool {
+        self.summary.contains(crate::kstep::CTI)
+    }
+
     /// Proved (or bounded-safe) on the real RTL, failed on a broken variant,
     /// reached for a cover.
     pub fn as_expected(&self) -> bool {
@@ -224,15 +230,6 @@ pub(crate) fn asserted_frame(text: &str) -> Option<u32> {
             .and_then(|t| t.parse().ok())
             .unwrap_or(0),
     )
-}
-
-/// Whether BMC's "No output asserted in N frames." reaches `k` frames.
-fn base_case_done(text: &str, k: u32) -> bool {
-    text.split("No output asserted in")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|t| t.parse::<u32>().ok())
-        .is_some_and(|n| n >= k)
 }
 
 fn verdict(text: &str, engine: Engine) -> Verdict {
@@ -423,8 +420,7 @@ fn prove_one(
     cmd.arg("-c").arg(&script);
     let label = label.replace("yosys", "yosys-abc");
     let out = tools.abc.capture(&mut cmd, &label, LogFile::None)?;
-    let text = out.text.clone();
-    write_atomic(&dir.join(format!("{tag}.abc.log")), text.as_bytes())?;
+    let mut text = out.text.clone();
     let mut verdict = verdict(&text, engine);
     if !out.success() && verdict == Verdict::Undecided {
         return Err(ToolError::Failed {
@@ -435,11 +431,10 @@ fn prove_one(
         }
         .into());
     }
-    let mut text = text;
     if let (Engine::Induction(k), StepSolver::Cadical) = (engine, opts.step_solver) {
-        // the base case's verdict reads as a step's: "No output asserted"
-        verdict = match verdict {
-            Verdict::NotInductive(_) if base_case_done(&text, k) => {
+        // yosys-abc ran the base case only: read it as the BMC it is
+        verdict = match self::verdict(&text, Engine::Bmc(k)) {
+            Verdict::Bounded(_) => {
                 let (outcome, line) = solve_step(&tools.cadical, &aig, k, ind_s)?;
                 text.push_str(&line);
                 text.push('\n');
@@ -451,11 +446,11 @@ fn prove_one(
                 }
             }
             // the base case stopped short of k: no step, no proof
-            Verdict::NotInductive(_) => Verdict::NotInductive(k),
+            Verdict::Short(_) => Verdict::NotInductive(k),
             v => v,
         };
-        write_atomic(&dir.join(format!("{tag}.abc.log")), text.as_bytes())?;
     }
+    write_atomic(&dir.join(format!("{tag}.abc.log")), text.as_bytes())?;
     let seconds = t0.elapsed().as_secs_f64();
     Ok(ProofRun {
         property: prop.name.to_string(),

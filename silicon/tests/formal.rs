@@ -350,13 +350,7 @@ fn deep_variants_fail() {
 fn handshake_is_proved_by_k_induction_and_its_mutant_is_not() {
     let p = params(16, 4);
     let dir = tempfile::tempdir().unwrap();
-    let v = sbrp_hdl::generate_verilog(&p).unwrap();
-    let hs = silicon::property("handshake").unwrap();
-    std::fs::write(
-        dir.path().join("bad.v"),
-        hs.break_rtl(&v, &hs.broken[0]).unwrap(),
-    )
-    .unwrap();
+    let bad = first_mutant(&p, "handshake", dir.path());
     let prove = |k: u32, rtl: Option<std::path::PathBuf>| {
         silicon::prove(
             &p,
@@ -381,7 +375,7 @@ fn handshake_is_proved_by_k_induction_and_its_mutant_is_not() {
     let short = prove(3, None);
     assert_eq!(short.runs[0].verdict, Verdict::NotInductive(3));
     assert!(!short.all_as_expected());
-    let bad = prove(0, Some(dir.path().join("bad.v")));
+    let bad = prove(0, Some(bad));
     assert!(
         !matches!(bad.runs[0].verdict, Verdict::Inductive(_)) && !bad.all_as_expected(),
         "{:?}",
@@ -397,10 +391,7 @@ fn handshake_is_proved_by_k_induction_and_its_mutant_is_not() {
 fn the_step_solvers_agree_with_yosys_abc_ind() {
     let p = params(16, 4);
     let dir = tempfile::tempdir().unwrap();
-    let v = sbrp_hdl::generate_verilog(&p).unwrap();
-    let hs = silicon::property("handshake").unwrap();
-    let bad = dir.path().join("bad.v");
-    std::fs::write(&bad, hs.break_rtl(&v, &hs.broken[0]).unwrap()).unwrap();
+    let bad = first_mutant(&p, "handshake", dir.path());
     for (k, rtl) in [(3, None), (4, None), (4, Some(bad))] {
         let verdicts: Vec<Verdict> = [silicon::StepSolver::Abc, silicon::StepSolver::Cadical]
             .into_iter()

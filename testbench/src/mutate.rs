@@ -43,16 +43,12 @@ pub enum Check {
     /// maximum, bogus acks).
     Corners,
     Proofs,
-    /// The k-induction proofs ([`UNBOUNDED_PROPERTIES`], `sbrp prove
+    /// The k-induction proofs (`sbrp_silicon::UNBOUNDED`, `sbrp prove
     /// --unbounded`, the step by CaDiCaL): killed when a base case fails or
     /// a step has a counterexample to induction (a step stopped by its
     /// time limit is no kill).
     Unbounded,
 }
-
-/// The properties proved for every depth by `sbrp prove --unbounded`.
-pub const UNBOUNDED_PROPERTIES: [&str; 6] =
-    ["handshake", "actr", "lost", "coalesce", "durable", "pmo"];
 
 /// Step time limit of the `unbounded` check, seconds (the original's
 /// steps take under a minute at 16 entries).
@@ -231,27 +227,25 @@ fn run_check(
             return Ok(r.unexpected().iter().map(|x| x.property.clone()).collect());
         }
         Check::Unbounded => {
-            let mut rejected = BTreeSet::new();
-            for name in UNBOUNDED_PROPERTIES {
-                let opts = ProveOptions {
-                    property: Some(name.to_string()),
-                    rtl: Some(file.to_path_buf()),
-                    unbounded: true,
-                    induction_seconds: UNBOUNDED_STEP_SECONDS,
-                    ..Default::default()
-                };
-                let r = sbrp_silicon::prove(&o.params, &opts).map_err(|e| e.to_string())?;
-                let run = &r.runs[0];
-                let cti = run.summary.contains("SATISFIABLE: a counterexample");
-                match run.verdict {
-                    sbrp_silicon::Verdict::Failed(_) => rejected.insert(name.to_string()),
-                    sbrp_silicon::Verdict::NotInductive(_) if cti => {
-                        rejected.insert(format!("{name} (step)"))
+            let opts = ProveOptions {
+                property: Some(sbrp_silicon::UNBOUNDED.join(",")),
+                rtl: Some(file.to_path_buf()),
+                unbounded: true,
+                induction_seconds: UNBOUNDED_STEP_SECONDS,
+                ..Default::default()
+            };
+            let r = sbrp_silicon::prove(&o.params, &opts).map_err(|e| e.to_string())?;
+            return Ok(r
+                .runs
+                .iter()
+                .filter_map(|run| match run.verdict {
+                    sbrp_silicon::Verdict::Failed(_) => Some(run.property.clone()),
+                    _ if run.counterexample_to_induction() => {
+                        Some(format!("{} (step)", run.property))
                     }
-                    _ => false,
-                };
-            }
-            return Ok(rejected);
+                    _ => None,
+                })
+                .collect());
         }
     };
     let r = cosim(&ro, &work).map_err(|e| e.to_string())?;

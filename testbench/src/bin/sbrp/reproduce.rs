@@ -227,6 +227,7 @@ fn steps(a: &ReproduceArgs, apps: &[String], jobs: usize) -> Vec<Step> {
         });
     }
     if !q {
+        let unbounded = sbrp_silicon::UNBOUNDED.join(",");
         v.push(Step::sbrp(
             "prove-unbounded",
             "Proofs for every depth",
@@ -235,7 +236,7 @@ fn steps(a: &ReproduceArgs, apps: &[String], jobs: usize) -> Vec<Step> {
                 "prove",
                 "--unbounded",
                 "--property",
-                "handshake,actr,lost,coalesce,durable,pmo",
+                &unbounded,
                 "--out",
                 "prove-unbounded",
             ],
