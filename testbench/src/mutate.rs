@@ -235,17 +235,7 @@ fn run_check(
                 ..Default::default()
             };
             let r = sbrp_silicon::prove(&o.params, &opts).map_err(|e| e.to_string())?;
-            return Ok(r
-                .runs
-                .iter()
-                .filter_map(|run| match run.verdict {
-                    sbrp_silicon::Verdict::Failed(_) => Some(run.property.clone()),
-                    _ if run.counterexample_to_induction() => {
-                        Some(format!("{} (step)", run.property))
-                    }
-                    _ => None,
-                })
-                .collect());
+            return Ok(unbounded_rejections(&r.runs));
         }
     };
     let r = cosim(&ro, &work).map_err(|e| e.to_string())?;
@@ -259,6 +249,19 @@ fn run_check(
             .collect(),
         _ => failed(!r.passed()),
     })
+}
+
+/// The k-induction runs that reject a mutant: a base-case counterexample
+/// (the property's name) or a counterexample to induction ("NAME (step)");
+/// a step stopped by its time limit rejects nothing.
+fn unbounded_rejections(runs: &[sbrp_silicon::ProofRun]) -> BTreeSet<String> {
+    runs.iter()
+        .filter_map(|run| match run.verdict {
+            sbrp_silicon::Verdict::Failed(_) => Some(run.property.clone()),
+            _ if run.counterexample_to_induction() => Some(format!("{} (step)", run.property)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The checks on the unmutated RTL: the litmus traces to leave out of the
@@ -386,6 +389,47 @@ mod tests {
         for x in &m {
             assert_ne!(x.apply(&v).unwrap(), v, "{x}");
         }
+    }
+
+    /// The `unbounded` check kills on a base-case counterexample or a
+    /// counterexample to induction, not on a step's time limit nor a proof.
+    #[test]
+    fn unbounded_kills_on_counterexamples_only() {
+        let run = |name: &str, verdict, summary: &str| sbrp_silicon::ProofRun {
+            property: name.into(),
+            broken: false,
+            cover: false,
+            variant: None,
+            engine: "cadical k=2".into(),
+            verdict,
+            seconds: 1.0,
+            summary: summary.into(),
+            log: String::new(),
+        };
+        use sbrp_silicon::Verdict::*;
+        let step = |what: &str| {
+            format!("Inductive step (CaDiCaL, 2 frames, 9 variables, 9 clauses): {what}")
+        };
+        let runs = [
+            run(
+                "handshake",
+                Failed(3),
+                "Output 0 of miter was asserted in frame 3.",
+            ),
+            run(
+                "actr",
+                NotInductive(2),
+                &step("SATISFIABLE: a counterexample to induction"),
+            ),
+            run(
+                "lost",
+                NotInductive(2),
+                &step("UNKNOWN: the 300 s limit reached"),
+            ),
+            run("pmo", Inductive(2), &step("UNSATISFIABLE: inductive")),
+        ];
+        let got: Vec<String> = unbounded_rejections(&runs).into_iter().collect();
+        assert_eq!(got, ["actr (step)", "handshake"]);
     }
 
     /// The equivalence check's controls: the campaign's m000 (`warp_ok`
